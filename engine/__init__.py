@@ -1,0 +1,27 @@
+"""Articulated rigid-body dynamics: RedMax, MABA stable PD, Baraff, hard constraints, Θ(n²) M⁻¹.
+
+Pure Python + numba; never imports Blender. Conventions: SI units, Z up,
+gravity (0, 0, −9.81), spatial vectors [angular; linear] (docs/conventions.md).
+"""
+from . import joints
+from ._jit import HAVE_NUMBA, JIT_ENABLED
+from .algorithms import (
+    aba, bias_forces, body_velocities, cholesky_inverse, cholesky_solve, crba, forward_kinematics,
+    link_poses, link_velocities, ltdl, ltdl_solve, minv, rnea,
+)
+from .errors import ModelError, SimulationError, URDFError
+from .integrators import integrate, rk4_step, semi_implicit_euler_step
+from .model import Data, Model, ModelBuilder, State
+from .random_tree import random_configuration, random_tree
+from .urdf import load_urdf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model", "ModelBuilder", "State", "Data", "ModelError", "URDFError", "SimulationError",
+    "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
+    "forward_kinematics", "link_poses", "body_velocities", "link_velocities",
+    "integrate", "rk4_step", "semi_implicit_euler_step", "energy",
+    "random_tree", "random_configuration", "load_urdf", "joints", "HAVE_NUMBA", "JIT_ENABLED",
+]
+from .energy import energy, kinetic_energy, potential_energy  # noqa: E402

@@ -1,0 +1,60 @@
+"""The one place that decides whether kernels are compiled with numba.
+
+Set the environment variable ``ENGINE_DISABLE_JIT=1`` (or run without numba
+installed) to execute every kernel as plain Python on numpy arrays: slow, but
+the same arithmetic, which is how the property tests check the fallback.
+
+Numba's on-disk cache (``cache=True``) lives where numba puts it by default
+(``__pycache__`` beside each module) unless ``NUMBA_CACHE_DIR`` is set; the
+Blender add-on points that at its user extension folder.
+"""
+from __future__ import annotations
+
+import os
+
+_DISABLED = os.environ.get("ENGINE_DISABLE_JIT", "").strip().lower() in ("1", "true", "yes", "on")
+
+try:  # pragma: no cover - exercised by whichever environment runs the tests
+    if _DISABLED:
+        raise ImportError("disabled by ENGINE_DISABLE_JIT")
+    import numba as _numba
+
+    HAVE_NUMBA = True
+    NUMBA_VERSION = _numba.__version__
+except ImportError:  # pragma: no cover
+    _numba = None
+    HAVE_NUMBA = False
+    NUMBA_VERSION = None
+
+JIT_ENABLED = HAVE_NUMBA
+
+
+def kernel(fn=None, *, parallel: bool = False):
+    """Compile ``fn`` with ``numba.njit(cache=True, fastmath=False)`` when numba is on.
+
+    Without numba the function is returned unchanged, so a kernel must be
+    valid Python over numpy arrays and scalars (no numba-only constructs).
+    """
+
+    def wrap(f):
+        if not JIT_ENABLED:
+            return f
+        return _numba.njit(cache=True, parallel=parallel, error_model="numpy")(f)
+
+    return wrap if fn is None else wrap(fn)
+
+
+if JIT_ENABLED:
+    prange = _numba.prange
+else:
+    prange = range
+
+
+def set_num_threads(n: int) -> None:
+    """Set how many threads parallel kernels use (no-op without numba)."""
+    if JIT_ENABLED:
+        _numba.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    return _numba.get_num_threads() if JIT_ENABLED else 1

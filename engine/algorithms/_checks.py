@@ -1,0 +1,46 @@
+"""Entry checks shared by the public algorithm launchers (sizes, NaN, dtype)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError
+
+
+def _offender(model, index: int, starts, sizes) -> str:
+    j = int(np.searchsorted(starts, index, side="right") - 1)
+    while j > 0 and sizes[j] == 0:
+        j -= 1
+    return model.joint_names[j]
+
+
+def as_q(model, q, name: str = "q") -> np.ndarray:
+    """(nq,) contiguous float64 copy-free view of q, or a ModelError naming the joint."""
+    return _as_vector(model, q, model.nq, model.q_start, model.joint_nq, name)
+
+
+def as_v(model, v, name: str) -> np.ndarray:
+    """(nv,) contiguous float64 vector (qd, qdd, tau), or a ModelError naming the joint."""
+    return _as_vector(model, v, model.nv, model.v_start, model.joint_nv, name)
+
+
+def _as_vector(model, x, size, starts, sizes, name) -> np.ndarray:
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.shape != (size,):
+        raise ModelError(f"{name}: expected shape ({size},), got {np.shape(x)}")
+    if not np.all(np.isfinite(a)):
+        bad = int(np.flatnonzero(~np.isfinite(a))[0])
+        raise ModelError(f"{name}[{bad}] is {a[bad]} (joint '{_offender(model, bad, starts, sizes)}')")
+    return a
+
+
+def as_body_forces(model, f_ext) -> np.ndarray:
+    """(n_bodies, 6) spatial forces (link coordinates), zeros when None."""
+    if f_ext is None:
+        return np.zeros((model.n_bodies, 6))
+    f = np.ascontiguousarray(f_ext, dtype=np.float64)
+    if f.shape != (model.n_bodies, 6):
+        raise ModelError(f"f_ext: expected shape ({model.n_bodies}, 6), got {np.shape(f_ext)}")
+    if not np.all(np.isfinite(f)):
+        bad = int(np.flatnonzero(~np.isfinite(f).all(axis=1))[0])
+        raise ModelError(f"f_ext on body '{model.body_names[bad]}' is not finite")
+    return f

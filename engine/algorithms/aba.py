@@ -1,0 +1,151 @@
+"""Articulated-body algorithm: forward dynamics in O(n) (Featherstone RBDA Table 7.1).
+
+The inward pass is split into ``articulated_inertia_pass`` (IA, U, D⁻¹ — also
+used by the Θ(n²) inverse inertia of seed 004 and by the preconditioners of
+seed 000) and the bias-force part, which only the full ABA needs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+from ..spatial import add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
+from ._checks import as_body_forces, as_q, as_v
+from .dense import invert_spd_block
+from .kinematics import joint_pass, velocity_pass
+
+
+@kernel
+def project_joint(tree, i, ws):
+    """U = IA_i Sᵢ (rows), D⁻¹ = (Sᵢᵀ IA_i Sᵢ)⁻¹ for body i; returns nv_i."""
+    nv = tree.joint_nv[i]
+    vs = tree.v_start[i]
+    IA = ws.IA[i]
+    for d in range(nv):
+        inertia_times(IA, ws.S[vs + d], ws.U[vs + d])
+    D = ws.D
+    for d in range(nv):
+        for e in range(nv):
+            s = 0.0
+            for k in range(6):
+                s += ws.S[vs + d, k] * ws.U[vs + e, k]
+            D[d, e] = s
+    invert_spd_block(D, nv, ws.Dinv[i])
+    return nv
+
+
+@kernel
+def articulated_child_inertia(tree, i, ws, Ia):
+    """Ia = IA_i − U D⁻¹ Uᵀ, the articulated inertia body i hands to its parent."""
+    nv = tree.joint_nv[i]
+    vs = tree.v_start[i]
+    Dinv = ws.Dinv[i]
+    for r in range(6):
+        for c in range(6):
+            Ia[r, c] = ws.IA[i, r, c]
+    for d in range(nv):
+        for e in range(nv):
+            g = Dinv[d, e]
+            if g != 0.0:
+                for r in range(6):
+                    ur = ws.U[vs + d, r] * g
+                    for c in range(6):
+                        Ia[r, c] -= ur * ws.U[vs + e, c]
+
+
+@kernel
+def articulated_inertia_pass(tree, ws):
+    """Inward pass for articulated inertias only (needs joint_pass): IA, U, D⁻¹."""
+    n = tree.parent.shape[0]
+    for i in range(n):
+        ws.IA[i][:, :] = tree.link_inertia[i]
+    for i in range(n - 1, -1, -1):
+        project_joint(tree, i, ws)
+        p = tree.parent[i]
+        if p >= 0:
+            articulated_child_inertia(tree, i, ws, ws.tmp66)
+            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], ws.tmp66, ws.scratch33, ws.IA[p])
+
+
+@kernel
+def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
+    """q̈ (nv,) from τ by the three ABA passes; f_ext (n, 6) in link coordinates."""
+    joint_pass(tree, q, ws)
+    velocity_pass(tree, q, qd, ws)
+    n = tree.parent.shape[0]
+    Iv = ws.tmp6
+    pa = ws.tmp6b
+    Ia = ws.tmp66
+    for i in range(n):  # bias forces pA = v ×* I v − f_ext
+        ws.IA[i][:, :] = tree.link_inertia[i]
+        inertia_times(tree.link_inertia[i], ws.v[i], Iv)
+        cross_force(ws.v[i], Iv, ws.pA[i])
+        for k in range(6):
+            ws.pA[i, k] -= f_ext[i, k]
+    for i in range(n - 1, -1, -1):  # inward
+        nv = project_joint(tree, i, ws)
+        vs = tree.v_start[i]
+        for d in range(nv):
+            s = tau[vs + d]
+            for k in range(6):
+                s -= ws.S[vs + d, k] * ws.pA[i, k]
+            ws.u[vs + d] = s
+        p = tree.parent[i]
+        if p >= 0:
+            articulated_child_inertia(tree, i, ws, Ia)
+            # pa = pA + Ia c + U D⁻¹ u
+            inertia_times(Ia, ws.c[i], pa)
+            for k in range(6):
+                pa[k] += ws.pA[i, k]
+            for d in range(nv):
+                g = 0.0
+                for e in range(nv):
+                    g += ws.Dinv[i, d, e] * ws.u[vs + e]
+                for k in range(6):
+                    pa[k] += ws.U[vs + d, k] * g
+            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], Ia, ws.scratch33, ws.IA[p])
+            transform_force_transpose(ws.Xup_E[i], ws.Xup_r[i], pa, Iv)
+            for k in range(6):
+                ws.pA[p, k] += Iv[k]
+    for i in range(n):  # outward: accelerations
+        p = tree.parent[i]
+        ai = ws.a[i]
+        if p >= 0:
+            transform_motion(ws.Xup_E[i], ws.Xup_r[i], ws.a[p], ai)
+        else:
+            for k in range(6):
+                Iv[k] = -tree.gravity[k]
+            transform_motion(ws.Xup_E[i], ws.Xup_r[i], Iv, ai)
+        for k in range(6):
+            ai[k] += ws.c[i, k]
+        nv = tree.joint_nv[i]
+        vs = tree.v_start[i]
+        for d in range(nv):  # u − Uᵀ a'
+            s = ws.u[vs + d]
+            for k in range(6):
+                s -= ws.U[vs + d, k] * ai[k]
+            pa[d] = s
+        for d in range(nv):
+            s = 0.0
+            for e in range(nv):
+                s += ws.Dinv[i, d, e] * pa[e]
+            qdd[vs + d] = s
+        for d in range(nv):
+            for k in range(6):
+                ai[k] += ws.S[vs + d, k] * qdd[vs + d]
+
+
+def aba(model, q, qd, tau, f_ext=None) -> np.ndarray:
+    """Forward dynamics q̈ (nv,) = M⁻¹ (τ − C q̇ − g + Jᵀ f_ext) in O(n).
+
+    q: (nq,), qd, tau: (nv,); f_ext: optional (n_bodies, 6) spatial forces
+    [moment; force] on each body in its link frame (N·m, N). Gravity is the
+    model's (``model.gravity``, m/s²).
+    """
+    q = as_q(model, q)
+    qd = as_v(model, qd, "qd")
+    tau = as_v(model, tau, "tau")
+    f = as_body_forces(model, f_ext)
+    qdd = np.empty(model.nv)
+    aba_kernel(model.tree, q, qd, tau, f, model.data, qdd)
+    return qdd

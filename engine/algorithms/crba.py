@@ -1,0 +1,55 @@
+"""Composite-rigid-body algorithm: the joint-space inertia matrix M(q) (RBDA Table 6.2)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+from ..spatial import add_transformed_inertia, inertia_times, transform_force_transpose
+from ._checks import as_q
+from .kinematics import joint_pass
+
+
+@kernel
+def crba_kernel(tree, q, ws, M):
+    """Fill M (nv, nv) with the joint-space inertia matrix; ws.IA holds composite inertias."""
+    joint_pass(tree, q, ws)
+    n = tree.parent.shape[0]
+    IC = ws.IA
+    for i in range(n):
+        IC[i][:, :] = tree.link_inertia[i]
+    for i in range(n - 1, -1, -1):
+        p = tree.parent[i]
+        if p >= 0:
+            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], IC[i], ws.scratch33, IC[p])
+    F = ws.tmp6
+    G = ws.tmp6b
+    for i in range(n):
+        vs = tree.v_start[i]
+        for d in range(tree.joint_nv[i]):
+            inertia_times(IC[i], ws.S[vs + d], F)
+            for e in range(tree.joint_nv[i]):
+                s = 0.0
+                for k in range(6):
+                    s += ws.S[vs + e, k] * F[k]
+                M[vs + d, vs + e] = s
+            j = i
+            while tree.parent[j] >= 0:
+                transform_force_transpose(ws.Xup_E[j], ws.Xup_r[j], F, G)
+                for k in range(6):
+                    F[k] = G[k]
+                j = tree.parent[j]
+                ws_j = tree.v_start[j]
+                for e in range(tree.joint_nv[j]):
+                    s = 0.0
+                    for k in range(6):
+                        s += ws.S[ws_j + e, k] * F[k]
+                    M[vs + d, ws_j + e] = s
+                    M[ws_j + e, vs + d] = s
+
+
+def crba(model, q) -> np.ndarray:
+    """Joint-space inertia matrix M(q): (nv, nv) symmetric positive definite (kg, kg·m, kg·m²)."""
+    q = as_q(model, q)
+    M = np.zeros((model.nv, model.nv))
+    crba_kernel(model.tree, q, model.data, M)
+    return M

@@ -1,0 +1,298 @@
+"""Joint types: the only module that knows what a joint type means.
+
+Each joint connects a *parent-side joint frame* (fixed in the parent link) to
+the child's *link frame*. For every type this module gives, in one place:
+
+* ``joint_transform``     X_J(q) = (E, r): parent-side joint frame → child link frame
+* ``joint_motion_subspace``  S(q): (nv, 6) rows, child link coordinates
+* ``joint_bias_acceleration`` c_J = Ṡ(q, q̇) q̇ (child coordinates)
+* ``integrate``          q ⊕ v·dt on the joint's manifold
+* ``difference``         the inverse map: v with q0 ⊕ v = q1
+
+Coordinates (``q`` layout / ``v`` layout), following RedMax (thesis 000,
+Eq. 2.25–2.34) and Featherstone:
+
+============  ==  ==  ======================================  ==========================
+type          nq  nv  q                                       v
+============  ==  ==  ======================================  ==========================
+fixed          0   0  —                                       —
+revolute       1   1  angle about unit axis a (rad)           angular rate (rad/s)
+prismatic      1   1  displacement along unit axis a (m)      rate (m/s)
+universal      2   2  (θx, θy), R = Rx(θx) Ry(θy) (Eq. 2.31)  (θ̇x, θ̇y)
+spherical      4   3  unit quaternion (w, x, y, z)            ω in child coordinates
+free           7   6  position (3) + quaternion (w, x, y, z)  [ω; v] child coordinates
+============  ==  ==  ======================================  ==========================
+
+For ``free`` the linear part of v is the velocity of the child frame's origin
+expressed in child coordinates, so S = I₆ and Ṡ = 0; ``integrate`` uses the
+exact SE(3) exponential of the body twist, so quaternions never leave the unit
+sphere (they are renormalised against round-off too).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import kernel
+
+FIXED, REVOLUTE, PRISMATIC, UNIVERSAL, SPHERICAL, FREE = 0, 1, 2, 3, 4, 5
+
+JOINT_TYPE_NAMES = ("fixed", "revolute", "prismatic", "universal", "spherical", "free")
+JOINT_TYPE_BY_NAME = {name: i for i, name in enumerate(JOINT_TYPE_NAMES)}
+JOINT_NQ = np.array([0, 1, 1, 2, 4, 7], dtype=np.int64)
+JOINT_NV = np.array([0, 1, 1, 2, 3, 6], dtype=np.int64)
+
+
+def joint_type_id(name_or_id) -> int:
+    """Map ``"revolute"`` (or an int id) to the integer joint type id."""
+    if isinstance(name_or_id, (int, np.integer)):
+        if 0 <= int(name_or_id) < len(JOINT_TYPE_NAMES):
+            return int(name_or_id)
+    elif str(name_or_id).lower() in JOINT_TYPE_BY_NAME:
+        return JOINT_TYPE_BY_NAME[str(name_or_id).lower()]
+    raise ValueError(f"unknown joint type {name_or_id!r}; expected one of {', '.join(JOINT_TYPE_NAMES)}")
+
+
+def neutral_q(jtype: int) -> np.ndarray:
+    """The joint's zero configuration (identity quaternions)."""
+    q = np.zeros(JOINT_NQ[jtype])
+    if jtype == SPHERICAL:
+        q[0] = 1.0
+    elif jtype == FREE:
+        q[3] = 1.0
+    return q
+
+
+# ------------------------------------------------------------ quaternions
+@kernel
+def quat_to_matrix(q, qs, R):
+    """R (3, 3) = rotation of unit quaternion q[qs:qs+4] = (w, x, y, z)."""
+    w, x, y, z = q[qs], q[qs + 1], q[qs + 2], q[qs + 3]
+    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    R[0, 1] = 2.0 * (x * y - w * z)
+    R[0, 2] = 2.0 * (x * z + w * y)
+    R[1, 0] = 2.0 * (x * y + w * z)
+    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    R[1, 2] = 2.0 * (y * z - w * x)
+    R[2, 0] = 2.0 * (x * z - w * y)
+    R[2, 1] = 2.0 * (y * z + w * x)
+    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@kernel
+def _quat_times_exp(q, qs, w0, w1, w2, out, os):
+    """out[os:os+4] = q ⊗ exp(ω/2) for a body-frame rotation vector ω, renormalised."""
+    th = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if th < 1e-12:
+        c = 1.0
+        s = 0.5
+    else:
+        c = math.cos(0.5 * th)
+        s = math.sin(0.5 * th) / th
+    bw, bx, by, bz = c, s * w0, s * w1, s * w2
+    aw, ax, ay, az = q[qs], q[qs + 1], q[qs + 2], q[qs + 3]
+    rw = aw * bw - ax * bx - ay * by - az * bz
+    rx = aw * bx + ax * bw + ay * bz - az * by
+    ry = aw * by - ax * bz + ay * bw + az * bx
+    rz = aw * bz + ax * by - ay * bx + az * bw
+    n = math.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
+    out[os] = rw / n
+    out[os + 1] = rx / n
+    out[os + 2] = ry / n
+    out[os + 3] = rz / n
+
+
+# ------------------------------------------------------------- joint model
+@kernel
+def joint_transform(jtype, axis, q, qs, E, r):
+    """Fill X_J(q) = (E, r), the parent-side joint frame → child link frame transform.
+
+    axis: (3,) unit axis (revolute/prismatic); q: full configuration vector,
+    this joint's coordinates start at qs. E is the transpose of the child's
+    orientation R in the joint frame (Eq. 2.25: E = E₀ Q(q)).
+    """
+    for i in range(3):
+        r[i] = 0.0
+        for j in range(3):
+            E[i, j] = 1.0 if i == j else 0.0
+    if jtype == REVOLUTE:
+        # Rodrigues: R = I + sin θ ã + (1 − cos θ) ã²  (Eq. 2.28), E = Rᵀ
+        s = math.sin(q[qs])
+        c = math.cos(q[qs])
+        t = 1.0 - c
+        x, y, z = axis[0], axis[1], axis[2]
+        E[0, 0] = c + t * x * x
+        E[0, 1] = t * x * y + s * z
+        E[0, 2] = t * x * z - s * y
+        E[1, 0] = t * x * y - s * z
+        E[1, 1] = c + t * y * y
+        E[1, 2] = t * y * z + s * x
+        E[2, 0] = t * x * z + s * y
+        E[2, 1] = t * y * z - s * x
+        E[2, 2] = c + t * z * z
+    elif jtype == PRISMATIC:
+        for i in range(3):
+            r[i] = axis[i] * q[qs]  # Eq. 2.26
+    elif jtype == UNIVERSAL:
+        # R = Rx(q1) Ry(q2)  (Eq. 2.31); E = Rᵀ
+        s1 = math.sin(q[qs])
+        c1 = math.cos(q[qs])
+        s2 = math.sin(q[qs + 1])
+        c2 = math.cos(q[qs + 1])
+        E[0, 0] = c2
+        E[1, 0] = 0.0
+        E[2, 0] = s2
+        E[0, 1] = s1 * s2
+        E[1, 1] = c1
+        E[2, 1] = -s1 * c2
+        E[0, 2] = -c1 * s2
+        E[1, 2] = s1
+        E[2, 2] = c1 * c2
+    elif jtype == SPHERICAL or jtype == FREE:
+        o = qs if jtype == SPHERICAL else qs + 3
+        w, x, y, z = q[o], q[o + 1], q[o + 2], q[o + 3]
+        # E = R(q)ᵀ
+        E[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+        E[1, 0] = 2.0 * (x * y - w * z)
+        E[2, 0] = 2.0 * (x * z + w * y)
+        E[0, 1] = 2.0 * (x * y + w * z)
+        E[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+        E[2, 1] = 2.0 * (y * z - w * x)
+        E[0, 2] = 2.0 * (x * z - w * y)
+        E[1, 2] = 2.0 * (y * z + w * x)
+        E[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+        if jtype == FREE:
+            r[0] = q[qs]
+            r[1] = q[qs + 1]
+            r[2] = q[qs + 2]
+
+
+@kernel
+def joint_motion_subspace(jtype, axis, q, qs, S, vs):
+    """Fill rows S[vs:vs+nv] with the joint's motion subspace in child link coordinates."""
+    if jtype == REVOLUTE:  # Eq. 2.29
+        for k in range(6):
+            S[vs, k] = axis[k] if k < 3 else 0.0
+    elif jtype == PRISMATIC:  # Eq. 2.27
+        for k in range(6):
+            S[vs, k] = axis[k - 3] if k >= 3 else 0.0
+    elif jtype == UNIVERSAL:  # Eq. 2.33 (columns of S are our rows)
+        s2 = math.sin(q[qs + 1])
+        c2 = math.cos(q[qs + 1])
+        for k in range(6):
+            S[vs, k] = 0.0
+            S[vs + 1, k] = 0.0
+        S[vs, 0] = c2
+        S[vs, 2] = s2
+        S[vs + 1, 1] = 1.0
+    elif jtype == SPHERICAL:
+        for d in range(3):
+            for k in range(6):
+                S[vs + d, k] = 1.0 if k == d else 0.0
+    elif jtype == FREE:
+        for d in range(6):
+            for k in range(6):
+                S[vs + d, k] = 1.0 if k == d else 0.0
+
+
+@kernel
+def joint_bias_acceleration(jtype, axis, q, qs, qd, vs, cJ):
+    """cJ (6,) = Ṡ q̇ in child coordinates; nonzero only for the universal joint (Eq. 2.34)."""
+    for k in range(6):
+        cJ[k] = 0.0
+    if jtype == UNIVERSAL:
+        s2 = math.sin(q[qs + 1])
+        c2 = math.cos(q[qs + 1])
+        w = qd[vs] * qd[vs + 1]
+        cJ[0] = -s2 * w
+        cJ[2] = c2 * w
+
+
+@kernel
+def integrate_joint(jtype, q, qs, v, vs, dt, out):
+    """out[qs:qs+nq] = q ⊕ v·dt for one joint (out may alias q)."""
+    if jtype == REVOLUTE or jtype == PRISMATIC:
+        out[qs] = q[qs] + dt * v[vs]
+    elif jtype == UNIVERSAL:
+        out[qs] = q[qs] + dt * v[vs]
+        out[qs + 1] = q[qs + 1] + dt * v[vs + 1]
+    elif jtype == SPHERICAL:
+        _quat_times_exp(q, qs, dt * v[vs], dt * v[vs + 1], dt * v[vs + 2], out, qs)
+    elif jtype == FREE:
+        # exact SE(3) exponential of the constant body twist (ω, u)·dt:
+        # p += R V(ω dt) u dt,  V = I + (1−cos θ)/θ² ω̃ + (θ − sin θ)/θ³ ω̃²
+        w0, w1, w2 = dt * v[vs], dt * v[vs + 1], dt * v[vs + 2]
+        u0, u1, u2 = dt * v[vs + 3], dt * v[vs + 4], dt * v[vs + 5]
+        th2 = w0 * w0 + w1 * w1 + w2 * w2
+        th = math.sqrt(th2)
+        if th < 1e-6:
+            b = 0.5 - th2 / 24.0
+            cc = 1.0 / 6.0 - th2 / 120.0
+        else:
+            b = (1.0 - math.cos(th)) / th2
+            cc = (th - math.sin(th)) / (th2 * th)
+        # ω̃u and ω̃²u
+        x0 = w1 * u2 - w2 * u1
+        x1 = w2 * u0 - w0 * u2
+        x2 = w0 * u1 - w1 * u0
+        y0 = w1 * x2 - w2 * x1
+        y1 = w2 * x0 - w0 * x2
+        y2 = w0 * x1 - w1 * x0
+        d0 = u0 + b * x0 + cc * y0
+        d1 = u1 + b * x1 + cc * y1
+        d2 = u2 + b * x2 + cc * y2
+        qw, qx, qy, qz = q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6]
+        p0 = q[qs] + (1.0 - 2.0 * (qy * qy + qz * qz)) * d0 + 2.0 * (qx * qy - qw * qz) * d1 + 2.0 * (qx * qz + qw * qy) * d2
+        p1 = q[qs + 1] + 2.0 * (qx * qy + qw * qz) * d0 + (1.0 - 2.0 * (qx * qx + qz * qz)) * d1 + 2.0 * (qy * qz - qw * qx) * d2
+        p2 = q[qs + 2] + 2.0 * (qx * qz - qw * qy) * d0 + 2.0 * (qy * qz + qw * qx) * d1 + (1.0 - 2.0 * (qx * qx + qy * qy)) * d2
+        _quat_times_exp(q, qs + 3, w0, w1, w2, out, qs + 3)
+        out[qs] = p0
+        out[qs + 1] = p1
+        out[qs + 2] = p2
+
+
+# -------------------------------------------- numpy-level inverse (tests, FD)
+def _quat_mul(a, b):
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array([
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    ])
+
+
+def _quat_log(qr) -> np.ndarray:
+    """Rotation vector of a unit quaternion (shortest arc)."""
+    if qr[0] < 0:
+        qr = -qr
+    s = np.linalg.norm(qr[1:])
+    if s < 1e-12:
+        return 2.0 * qr[1:]
+    return 2.0 * math.atan2(s, qr[0]) * qr[1:] / s
+
+
+def difference(jtype: int, q0, q1) -> np.ndarray:
+    """v (nv,) with integrate(q0, v, dt=1) = q1, for one joint's coordinates."""
+    q0 = np.asarray(q0, float)
+    q1 = np.asarray(q1, float)
+    if jtype in (REVOLUTE, PRISMATIC, UNIVERSAL):
+        return q1 - q0
+    if jtype == FIXED:
+        return np.zeros(0)
+    conj = np.array([1.0, -1.0, -1.0, -1.0])
+    if jtype == SPHERICAL:
+        return _quat_log(_quat_mul(q0 * conj, q1))
+    w = _quat_log(_quat_mul(q0[3:] * conj, q1[3:]))
+    R0 = np.empty((3, 3))
+    quat_to_matrix(q0, 3, R0)
+    dp = R0.T @ (q1[:3] - q0[:3])
+    th = np.linalg.norm(w)
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    if th < 1e-8:
+        Vinv = np.eye(3) - 0.5 * W + W @ W / 12.0
+    else:
+        Vinv = np.eye(3) - 0.5 * W + (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / th**2 * W @ W
+    return np.concatenate([w, Vinv @ dp])
