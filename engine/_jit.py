@@ -28,18 +28,26 @@ except ImportError:  # pragma: no cover
 
 JIT_ENABLED = HAVE_NUMBA
 
+# Let LLVM contract to FMA and reassociate sums (vectorises the 6×6 loops), but
+# keep IEEE NaN/inf semantics so divergence checks still see them.
+_FASTMATH = {"contract", "reassoc", "arcp", "nsz"}
 
-def kernel(fn=None, *, parallel: bool = False):
+
+def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
     """Compile ``fn`` with ``numba.njit(cache=True, fastmath=False)`` when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
     valid Python over numpy arrays and scalars (no numba-only constructs).
+    ``inline=True`` inlines the function into its callers at numba-IR level:
+    used for small helpers on hot paths, where a call that passes array
+    structs by value costs more than the arithmetic.
     """
 
     def wrap(f):
         if not JIT_ENABLED:
             return f
-        return _numba.njit(cache=True, parallel=parallel, error_model="numpy")(f)
+        return _numba.njit(cache=True, parallel=parallel, error_model="numpy", fastmath=_FASTMATH,
+                           inline="always" if inline else "never")(f)
 
     return wrap if fn is None else wrap(fn)
 

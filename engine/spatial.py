@@ -20,7 +20,7 @@ from ._jit import kernel
 
 
 # ----------------------------------------------------------------- vectors
-@kernel
+@kernel(inline=True)
 def cross_motion(v, m, out):
     """out = v ×ₘ m (spatial motion cross product), all (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -33,7 +33,7 @@ def cross_motion(v, m, out):
     out[5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
 
 
-@kernel
+@kernel(inline=True)
 def cross_force(v, f, out):
     """out = v ×* f (spatial force cross product), all (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -46,7 +46,7 @@ def cross_force(v, f, out):
     out[5] = w0 * f1 - w1 * f0
 
 
-@kernel
+@kernel(inline=True)
 def inertia_times(I, v, out):
     """out = I v for a (6, 6) inertia and a (6,) vector."""
     for r in range(6):
@@ -56,8 +56,16 @@ def inertia_times(I, v, out):
         out[r] = s
 
 
+@kernel(inline=True)
+def copy_inertia(src, i, dst):
+    """dst[i] = src[i] for stacks of (6, 6) inertias (explicit loop: no view copies)."""
+    for r in range(6):
+        for c in range(6):
+            dst[i, r, c] = src[i, r, c]
+
+
 # -------------------------------------------------------------- transforms
-@kernel
+@kernel(inline=True)
 def transform_motion(E, r, m, out):
     """out = X m with X = (E, r): [E ω; E (v − r × ω)]."""
     w0, w1, w2 = m[0], m[1], m[2]
@@ -69,7 +77,7 @@ def transform_motion(E, r, m, out):
         out[3 + k] = E[k, 0] * t0 + E[k, 1] * t1 + E[k, 2] * t2
 
 
-@kernel
+@kernel(inline=True)
 def transform_motion_inverse(E, r, m, out):
     """out = X⁻¹ m: [Eᵀ ω; Eᵀ v + r × Eᵀ ω]."""
     w0 = E[0, 0] * m[0] + E[1, 0] * m[1] + E[2, 0] * m[2]
@@ -86,7 +94,7 @@ def transform_motion_inverse(E, r, m, out):
     out[5] = v2 + r[0] * w1 - r[1] * w0
 
 
-@kernel
+@kernel(inline=True)
 def transform_force_transpose(E, r, f, out):
     """out = Xᵀ f: carries a force from frame B back to frame A, [Eᵀn + r × Eᵀf; Eᵀf]."""
     n0 = E[0, 0] * f[0] + E[1, 0] * f[1] + E[2, 0] * f[2]
@@ -103,54 +111,129 @@ def transform_force_transpose(E, r, f, out):
     out[5] = g2
 
 
-@kernel
-def add_transformed_inertia(E, r, I, scratch, out):
-    """out += Xᵀ I X for a symmetric (6, 6) I, X = (E, r); scratch is (4, 3, 3).
+@kernel(inline=True)
+def add_transformed_inertia(E, r, I, out):
+    """out += Xᵀ I X for a symmetric (6, 6) I and X = (E, r), in straight-line code.
 
-    Rotate the 3×3 blocks first (A = Eᵀ I₁₁ E, B = Eᵀ I₁₂ E, C = Eᵀ I₂₂ E), then
-    shift by r: Xᵀ I X = [A + r̃Bᵀ − (B + r̃C) r̃,  B + r̃C;  (B + r̃C)ᵀ,  C].
+    With I = [I₁₁ I₁₂; I₁₂ᵀ I₂₂], rotate the blocks first (a = Eᵀ I₁₁ E,
+    b = Eᵀ I₁₂ E, c = Eᵀ I₂₂ E; a and c symmetric), then shift by r:
+    Xᵀ I X = [a + r̃bᵀ − d r̃,  d;  dᵀ,  c] with d = b + r̃ c.
+    Everything lives in scalars so LLVM keeps it in registers: this is the
+    innermost cost of ABA, CRBA and the preconditioners.
     """
-    A = scratch[0]
-    B = scratch[1]
-    C = scratch[2]
-    T = scratch[3]
-    _rotate_block(E, I, 0, 0, T, A)
-    _rotate_block(E, I, 0, 3, T, B)
-    _rotate_block(E, I, 3, 3, T, C)
+    e00, e01, e02 = E[0, 0], E[0, 1], E[0, 2]
+    e10, e11, e12 = E[1, 0], E[1, 1], E[1, 2]
+    e20, e21, e22 = E[2, 0], E[2, 1], E[2, 2]
     r0, r1, r2 = r[0], r[1], r[2]
-    # T = B + r̃ C
-    for j in range(3):
-        T[0, j] = B[0, j] + r1 * C[2, j] - r2 * C[1, j]
-        T[1, j] = B[1, j] + r2 * C[0, j] - r0 * C[2, j]
-        T[2, j] = B[2, j] + r0 * C[1, j] - r1 * C[0, j]
-    for i in range(3):
-        for j in range(3):
-            out[i, 3 + j] += T[i, j]
-            out[3 + j, i] += T[i, j]
-            out[3 + i, 3 + j] += C[i, j]
-    # upper-left: A + r̃ Bᵀ − T r̃ ; (r̃Bᵀ)[i, j] = (r × B[j, :])_i, (T r̃)[:, j] = T (r̃ e_j)
-    for j in range(3):
-        out[0, j] += A[0, j] + (r1 * B[j, 2] - r2 * B[j, 1])
-        out[1, j] += A[1, j] + (r2 * B[j, 0] - r0 * B[j, 2])
-        out[2, j] += A[2, j] + (r0 * B[j, 1] - r1 * B[j, 0])
-    for i in range(3):
-        out[i, 0] -= T[i, 1] * r2 - T[i, 2] * r1
-        out[i, 1] -= -T[i, 0] * r2 + T[i, 2] * r0
-        out[i, 2] -= T[i, 0] * r1 - T[i, 1] * r0
+    t00 = I[0, 0] * e00 + I[0, 1] * e10 + I[0, 2] * e20
+    t01 = I[0, 0] * e01 + I[0, 1] * e11 + I[0, 2] * e21
+    t02 = I[0, 0] * e02 + I[0, 1] * e12 + I[0, 2] * e22
+    t10 = I[1, 0] * e00 + I[1, 1] * e10 + I[1, 2] * e20
+    t11 = I[1, 0] * e01 + I[1, 1] * e11 + I[1, 2] * e21
+    t12 = I[1, 0] * e02 + I[1, 1] * e12 + I[1, 2] * e22
+    t20 = I[2, 0] * e00 + I[2, 1] * e10 + I[2, 2] * e20
+    t21 = I[2, 0] * e01 + I[2, 1] * e11 + I[2, 2] * e21
+    t22 = I[2, 0] * e02 + I[2, 1] * e12 + I[2, 2] * e22
+    a00 = e00 * t00 + e10 * t10 + e20 * t20
+    a01 = e00 * t01 + e10 * t11 + e20 * t21
+    a02 = e00 * t02 + e10 * t12 + e20 * t22
+    a11 = e01 * t01 + e11 * t11 + e21 * t21
+    a12 = e01 * t02 + e11 * t12 + e21 * t22
+    a22 = e02 * t02 + e12 * t12 + e22 * t22
+    a10 = a01
+    a20 = a02
+    a21 = a12
+    t00 = I[0, 3] * e00 + I[0, 4] * e10 + I[0, 5] * e20
+    t01 = I[0, 3] * e01 + I[0, 4] * e11 + I[0, 5] * e21
+    t02 = I[0, 3] * e02 + I[0, 4] * e12 + I[0, 5] * e22
+    t10 = I[1, 3] * e00 + I[1, 4] * e10 + I[1, 5] * e20
+    t11 = I[1, 3] * e01 + I[1, 4] * e11 + I[1, 5] * e21
+    t12 = I[1, 3] * e02 + I[1, 4] * e12 + I[1, 5] * e22
+    t20 = I[2, 3] * e00 + I[2, 4] * e10 + I[2, 5] * e20
+    t21 = I[2, 3] * e01 + I[2, 4] * e11 + I[2, 5] * e21
+    t22 = I[2, 3] * e02 + I[2, 4] * e12 + I[2, 5] * e22
+    b00 = e00 * t00 + e10 * t10 + e20 * t20
+    b01 = e00 * t01 + e10 * t11 + e20 * t21
+    b02 = e00 * t02 + e10 * t12 + e20 * t22
+    b10 = e01 * t00 + e11 * t10 + e21 * t20
+    b11 = e01 * t01 + e11 * t11 + e21 * t21
+    b12 = e01 * t02 + e11 * t12 + e21 * t22
+    b20 = e02 * t00 + e12 * t10 + e22 * t20
+    b21 = e02 * t01 + e12 * t11 + e22 * t21
+    b22 = e02 * t02 + e12 * t12 + e22 * t22
+    t00 = I[3, 3] * e00 + I[3, 4] * e10 + I[3, 5] * e20
+    t01 = I[3, 3] * e01 + I[3, 4] * e11 + I[3, 5] * e21
+    t02 = I[3, 3] * e02 + I[3, 4] * e12 + I[3, 5] * e22
+    t10 = I[4, 3] * e00 + I[4, 4] * e10 + I[4, 5] * e20
+    t11 = I[4, 3] * e01 + I[4, 4] * e11 + I[4, 5] * e21
+    t12 = I[4, 3] * e02 + I[4, 4] * e12 + I[4, 5] * e22
+    t20 = I[5, 3] * e00 + I[5, 4] * e10 + I[5, 5] * e20
+    t21 = I[5, 3] * e01 + I[5, 4] * e11 + I[5, 5] * e21
+    t22 = I[5, 3] * e02 + I[5, 4] * e12 + I[5, 5] * e22
+    c00 = e00 * t00 + e10 * t10 + e20 * t20
+    c01 = e00 * t01 + e10 * t11 + e20 * t21
+    c02 = e00 * t02 + e10 * t12 + e20 * t22
+    c11 = e01 * t01 + e11 * t11 + e21 * t21
+    c12 = e01 * t02 + e11 * t12 + e21 * t22
+    c22 = e02 * t02 + e12 * t12 + e22 * t22
+    c10 = c01
+    c20 = c02
+    c21 = c12
+    d00 = b00 + (-r2) * c10 + r1 * c20
+    d01 = b01 + (-r2) * c11 + r1 * c21
+    d02 = b02 + (-r2) * c12 + r1 * c22
+    d10 = b10 + r2 * c00 + (-r0) * c20
+    d11 = b11 + r2 * c01 + (-r0) * c21
+    d12 = b12 + r2 * c02 + (-r0) * c22
+    d20 = b20 + (-r1) * c00 + r0 * c10
+    d21 = b21 + (-r1) * c01 + r0 * c11
+    d22 = b22 + (-r1) * c02 + r0 * c12
+    u00 = a00 + (-r2) * b01 + r1 * b02 - (d01 * (r2) + d02 * (-r1))
+    u01 = a01 + (-r2) * b11 + r1 * b12 - (d00 * (-r2) + d02 * (r0))
+    u02 = a02 + (-r2) * b21 + r1 * b22 - (d00 * (r1) + d01 * (-r0))
+    u11 = a11 + r2 * b10 + (-r0) * b12 - (d10 * (-r2) + d12 * (r0))
+    u12 = a12 + r2 * b20 + (-r0) * b22 - (d10 * (r1) + d11 * (-r0))
+    u22 = a22 + (-r1) * b20 + r0 * b21 - (d20 * (r1) + d21 * (-r0))
+    out[0, 0] += u00
+    out[3, 3] += c00
+    out[0, 1] += u01
+    out[1, 0] += u01
+    out[3, 4] += c01
+    out[4, 3] += c01
+    out[0, 2] += u02
+    out[2, 0] += u02
+    out[3, 5] += c02
+    out[5, 3] += c02
+    out[1, 1] += u11
+    out[4, 4] += c11
+    out[1, 2] += u12
+    out[2, 1] += u12
+    out[4, 5] += c12
+    out[5, 4] += c12
+    out[2, 2] += u22
+    out[5, 5] += c22
+    out[0, 3] += d00
+    out[3, 0] += d00
+    out[0, 4] += d01
+    out[4, 0] += d01
+    out[0, 5] += d02
+    out[5, 0] += d02
+    out[1, 3] += d10
+    out[3, 1] += d10
+    out[1, 4] += d11
+    out[4, 1] += d11
+    out[1, 5] += d12
+    out[5, 1] += d12
+    out[2, 3] += d20
+    out[3, 2] += d20
+    out[2, 4] += d21
+    out[4, 2] += d21
+    out[2, 5] += d22
+    out[5, 2] += d22
 
 
-@kernel
-def _rotate_block(E, I, r0, c0, T, out):
-    """out = Eᵀ I[r0:r0+3, c0:c0+3] E (T is 3×3 scratch)."""
-    for i in range(3):
-        for j in range(3):
-            T[i, j] = I[r0 + i, c0] * E[0, j] + I[r0 + i, c0 + 1] * E[1, j] + I[r0 + i, c0 + 2] * E[2, j]
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = E[0, i] * T[0, j] + E[1, i] * T[1, j] + E[2, i] * T[2, j]
 
-
-@kernel
+@kernel(inline=True)
 def compose_transforms(E2, r2, E1, r1, E_out, r_out):
     """(E_out, r_out) = X2 · X1, where X1: A→B and X2: B→C, so the result maps A→C."""
     for i in range(3):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
-from ..spatial import add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
+from ..spatial import copy_inertia, add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
 from ._checks import as_body_forces, as_q, as_v
 from .dense import invert_spd_block
 from .kinematics import joint_pass, velocity_pass
 
 
-@kernel
+@kernel(inline=True)
 def project_joint(tree, i, ws):
     """U = IA_i Sᵢ (rows), D⁻¹ = (Sᵢᵀ IA_i Sᵢ)⁻¹ for body i; returns nv_i."""
     nv = tree.joint_nv[i]
@@ -34,7 +34,7 @@ def project_joint(tree, i, ws):
     return nv
 
 
-@kernel
+@kernel(inline=True)
 def articulated_child_inertia(tree, i, ws, Ia):
     """Ia = IA_i − U D⁻¹ Uᵀ, the articulated inertia body i hands to its parent."""
     nv = tree.joint_nv[i]
@@ -58,13 +58,13 @@ def articulated_inertia_pass(tree, ws):
     """Inward pass for articulated inertias only (needs joint_pass): IA, U, D⁻¹."""
     n = tree.parent.shape[0]
     for i in range(n):
-        ws.IA[i][:, :] = tree.link_inertia[i]
+        copy_inertia(tree.link_inertia, i, ws.IA)
     for i in range(n - 1, -1, -1):
         project_joint(tree, i, ws)
         p = tree.parent[i]
         if p >= 0:
             articulated_child_inertia(tree, i, ws, ws.tmp66)
-            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], ws.tmp66, ws.scratch33, ws.IA[p])
+            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], ws.tmp66, ws.IA[p])
 
 
 @kernel
@@ -77,7 +77,7 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
     pa = ws.tmp6b
     Ia = ws.tmp66
     for i in range(n):  # bias forces pA = v ×* I v − f_ext
-        ws.IA[i][:, :] = tree.link_inertia[i]
+        copy_inertia(tree.link_inertia, i, ws.IA)
         inertia_times(tree.link_inertia[i], ws.v[i], Iv)
         cross_force(ws.v[i], Iv, ws.pA[i])
         for k in range(6):
@@ -103,7 +103,7 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
                     g += ws.Dinv[i, d, e] * ws.u[vs + e]
                 for k in range(6):
                     pa[k] += ws.U[vs + d, k] * g
-            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], Ia, ws.scratch33, ws.IA[p])
+            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], Ia, ws.IA[p])
             transform_force_transpose(ws.Xup_E[i], ws.Xup_r[i], pa, Iv)
             for k in range(6):
                 ws.pA[p, k] += Iv[k]

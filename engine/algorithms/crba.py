@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
-from ..spatial import add_transformed_inertia, inertia_times, transform_force_transpose
+from ..spatial import copy_inertia, add_transformed_inertia, inertia_times, transform_force_transpose
 from ._checks import as_q
 from .kinematics import joint_pass
 
@@ -16,11 +16,11 @@ def crba_kernel(tree, q, ws, M):
     n = tree.parent.shape[0]
     IC = ws.IA
     for i in range(n):
-        IC[i][:, :] = tree.link_inertia[i]
+        copy_inertia(tree.link_inertia, i, IC)
     for i in range(n - 1, -1, -1):
         p = tree.parent[i]
         if p >= 0:
-            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], IC[i], ws.scratch33, IC[p])
+            add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], IC[i], IC[p])
     F = ws.tmp6
     G = ws.tmp6b
     for i in range(n):

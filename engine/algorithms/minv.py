@@ -40,7 +40,7 @@ def world_articulated_quantities(tree, ws, s_w, U_w):
         for r in range(6):
             for c in range(6):
                 IAw[r, c] = 0.0
-        add_transformed_inertia(ws.X0_E[i], ws.X0_r[i], ws.IA[i], ws.scratch33, IAw)
+        add_transformed_inertia(ws.X0_E[i], ws.X0_r[i], ws.IA[i], IAw)
         for d in range(nv):
             transform_motion_inverse(ws.X0_E[i], ws.X0_r[i], ws.S[vs + d], s_w[vs + d])
             for r in range(6):
