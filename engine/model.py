@@ -256,7 +256,7 @@ def _topological_order(parent_of: list[int], names: list[str]) -> list[int]:
             path.append(i)
             i = parent_of[i]
         cyc = path[path.index(i):]
-        raise ModelError("cycle in the joint tree: " + " -> ".join(f"'{names[k]}'" for k in cyc + [cyc[0]])
+        raise ModelError("cycle in the joint tree (each body followed by its parent): " + " -> ".join(f"'{names[k]}'" for k in cyc + [cyc[0]])
                          + " (close loops with loop-closure constraints, not parent links)")
     # keep insertion order when it was already topological (handles stay valid)
     if all(parent_of[i] < i for i in range(n)):

@@ -27,11 +27,12 @@ def crba_kernel(tree, q, ws, M):
         vs = tree.v_start[i]
         for d in range(tree.joint_nv[i]):
             inertia_times(IC[i], ws.S[vs + d], F)
-            for e in range(tree.joint_nv[i]):
+            for e in range(d, tree.joint_nv[i]):  # the joint's own block, mirrored: exactly symmetric
                 s = 0.0
                 for k in range(6):
                     s += ws.S[vs + e, k] * F[k]
                 M[vs + d, vs + e] = s
+                M[vs + e, vs + d] = s
             j = i
             while tree.parent[j] >= 0:
                 transform_force_transpose(ws.Xup_E[j], ws.Xup_r[j], F, G)

@@ -1,0 +1,72 @@
+"""Identities between the recursive algorithms on random trees (spatial_v2 style).
+
+Every joint type, fixed and floating base; 200 trees per property (the
+``nojit`` profile runs a few, with numba switched off, from test_nojit.py).
+"""
+import numpy as np
+from hypothesis import given, settings
+
+import engine
+from trees import random_trees, rel_err
+
+TOL = 1e-9
+N = 200
+
+
+@settings(max_examples=N)
+@given(random_trees())
+def test_rnea_inverts_aba(tree):
+    model, rng = tree
+    q, qd = engine.random_configuration(model, rng)
+    tau = rng.normal(size=model.nv)
+    f_ext = rng.normal(size=(model.n_bodies, 6))
+    qdd = engine.aba(model, q, qd, tau, f_ext)
+    assert rel_err(engine.rnea(model, q, qd, qdd, f_ext), tau) < TOL
+
+
+@settings(max_examples=N)
+@given(random_trees())
+def test_crba_columns_equal_rnea_unit_accelerations(tree):
+    model, rng = tree
+    q, _ = engine.random_configuration(model, rng)
+    M = engine.crba(model, q)
+    zero = np.zeros(model.nv)
+    for k in range(model.nv):
+        e = np.zeros(model.nv)
+        e[k] = 1.0
+        assert rel_err(M[:, k], engine.rnea(model, q, zero, e, gravity=False)) < TOL
+    assert np.array_equal(M, M.T)
+
+
+@settings(max_examples=N)
+@given(random_trees())
+def test_minv_times_crba_is_identity(tree):
+    model, rng = tree
+    q, _ = engine.random_configuration(model, rng)
+    M = engine.crba(model, q)
+    Minv = engine.minv(model, q)
+    assert rel_err(Minv @ M, np.eye(model.nv)) < TOL
+    assert rel_err(Minv, engine.cholesky_inverse(M)) < TOL * max(1.0, np.linalg.cond(M))
+
+
+@settings(max_examples=N)
+@given(random_trees())
+def test_ltdl_solve_equals_dense_solve(tree):
+    model, rng = tree
+    q, qd = engine.random_configuration(model, rng)
+    M = engine.crba(model, q)
+    b = rng.normal(size=model.nv)
+    x = engine.ltdl_solve(model, engine.ltdl(model, M), b)
+    assert rel_err(x, np.linalg.solve(M, b)) < TOL * max(1.0, np.linalg.cond(M))
+    assert rel_err(M @ x, b) < TOL
+
+
+@settings(max_examples=N)
+@given(random_trees())
+def test_aba_equals_dense_forward_dynamics(tree):
+    model, rng = tree
+    q, qd = engine.random_configuration(model, rng)
+    tau = rng.normal(size=model.nv)
+    M = engine.crba(model, q)
+    C = engine.bias_forces(model, q, qd)
+    assert rel_err(engine.aba(model, q, qd, tau), engine.cholesky_solve(M, tau - C)) < TOL * max(1.0, np.linalg.cond(M))
