@@ -50,26 +50,35 @@ def world_articulated_quantities(tree, ws, s_w, U_w):
                 U_w[vs + d, r] = t
 
 
-@kernel
-def minv_column(tree, s_w, U_w, Dinv, k, dof_body, Y, dv, u, out_row):
-    """out_row = column k of M⁻¹ (Algorithm 1 / 2 for one unit impulse).
+BLOCK = 4  # columns propagated together: independent recursions hide each other's latency
 
-    Y (n, 6) must be zero on entry and is left zero; dv (n, 6) and u (nv,)
-    are scratch.
+
+@kernel
+def impulse_pass(tree, s_w, U_w, Dinv, k, dof_body, Y, u):
+    """Lines 4–5: articulated impulses Y (n, 6) for a unit impulse on dof k.
+
+    Only the path from k's body to the root is visited: Y is zero elsewhere.
     """
-    n = tree.parent.shape[0]
-    j = dof_body[k]
-    # impulse pass (lines 4–5), only along the path j → root
-    i = j
+    i = dof_body[k]
     while i >= 0:
         nv = tree.joint_nv[i]
         vs = tree.v_start[i]
+        p = tree.parent[i]
+        if nv == 1:  # scalar fast path (revolute, prismatic)
+            t = 1.0 if vs == k else 0.0
+            for c in range(6):
+                t -= s_w[vs, c] * Y[i, c]
+            g = Dinv[i, 0, 0] * t
+            if p >= 0:
+                for c in range(6):
+                    Y[p, c] += Y[i, c] + U_w[vs, c] * g
+            i = p
+            continue
         for d in range(nv):
             t = 1.0 if vs + d == k else 0.0
             for c in range(6):
                 t -= s_w[vs + d, c] * Y[i, c]
             u[vs + d] = t
-        p = tree.parent[i]
         if p >= 0:
             for c in range(6):
                 Y[p, c] += Y[i, c]
@@ -80,32 +89,65 @@ def minv_column(tree, s_w, U_w, Dinv, k, dof_body, Y, dv, u, out_row):
                 for c in range(6):
                     Y[p, c] += U_w[vs + d, c] * g
         i = p
-    # velocity pass (lines 7–10)
+
+
+@kernel
+def minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv):
+    """Rows k0 … k0+nb−1 of M⁻¹ (= those columns, by symmetry), nb ≤ BLOCK.
+
+    Y (BLOCK, n, 6) must be zero on entry and is left zero; dv (n, BLOCK, 6)
+    and u (nv,) are scratch. The velocity pass (lines 7–10) walks the bodies
+    once for all nb columns.
+    """
+    n = tree.parent.shape[0]
+    for b in range(nb):
+        impulse_pass(tree, s_w, U_w, Dinv, k0 + b, dof_body, Y[b], u)
     for i in range(n):
         p = tree.parent[i]
         nv = tree.joint_nv[i]
         vs = tree.v_start[i]
-        for c in range(6):
-            dv[i, c] = dv[p, c] if p >= 0 else 0.0
-        for d in range(nv):
-            t = 1.0 if vs + d == k else 0.0
+        if nv == 1:  # scalar fast path
+            for b in range(nb):
+                t = 1.0 if vs == k0 + b else 0.0
+                if p >= 0:
+                    for c in range(6):
+                        t -= U_w[vs, c] * dv[p, b, c] + s_w[vs, c] * Y[b, i, c]
+                else:
+                    for c in range(6):
+                        t -= s_w[vs, c] * Y[b, i, c]
+                g = Dinv[i, 0, 0] * t
+                Minv[k0 + b, vs] = g
+                if p >= 0:
+                    for c in range(6):
+                        dv[i, b, c] = dv[p, b, c] + s_w[vs, c] * g
+                else:
+                    for c in range(6):
+                        dv[i, b, c] = s_w[vs, c] * g
+            continue
+        for b in range(nb):
+            k = k0 + b
             for c in range(6):
-                t -= U_w[vs + d, c] * dv[i, c] + s_w[vs + d, c] * Y[i, c]
-            u[vs + d] = t
-        for d in range(nv):
-            g = 0.0
-            for e in range(nv):
-                g += Dinv[i, d, e] * u[vs + e]
-            out_row[vs + d] = g
-        for d in range(nv):
-            g = out_row[vs + d]
+                dv[i, b, c] = dv[p, b, c] if p >= 0 else 0.0
+            for d in range(nv):
+                t = 1.0 if vs + d == k else 0.0
+                for c in range(6):
+                    t -= U_w[vs + d, c] * dv[i, b, c] + s_w[vs + d, c] * Y[b, i, c]
+                u[vs + d] = t
+            for d in range(nv):
+                g = 0.0
+                for e in range(nv):
+                    g += Dinv[i, d, e] * u[vs + e]
+                Minv[k, vs + d] = g
+            for d in range(nv):
+                g = Minv[k, vs + d]
+                for c in range(6):
+                    dv[i, b, c] += s_w[vs + d, c] * g
+    for b in range(nb):  # leave Y zero for the next block
+        i = dof_body[k0 + b]
+        while i >= 0:
             for c in range(6):
-                dv[i, c] += s_w[vs + d, c] * g
-    i = j
-    while i >= 0:
-        for c in range(6):
-            Y[i, c] = 0.0
-        i = tree.parent[i]
+                Y[b, i, c] = 0.0
+            i = tree.parent[i]
 
 
 @kernel
@@ -122,11 +164,11 @@ def minv_kernel(tree, q, ws, dof_body, s_w, U_w, Minv):
     _prepare(tree, q, ws, s_w, U_w)
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
-    Y = np.zeros((n, 6))
-    dv = np.zeros((n, 6))
+    Y = np.zeros((BLOCK, n, 6))
+    dv = np.zeros((n, BLOCK, 6))
     u = np.zeros(nv)
-    for k in range(nv):
-        minv_column(tree, s_w, U_w, ws.Dinv, k, dof_body, Y, dv, u, Minv[k])
+    for k0 in range(0, nv, BLOCK):
+        minv_columns(tree, s_w, U_w, ws.Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
 
 
 @kernel(parallel=True)
@@ -135,12 +177,14 @@ def minv_parallel_kernel(tree, q, ws, dof_body, s_w, U_w, Minv, n_chunks):
     _prepare(tree, q, ws, s_w, U_w)
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
+    n_blocks = (nv + BLOCK - 1) // BLOCK
     for t in prange(n_chunks):
-        Y = np.zeros((n, 6))
-        dv = np.zeros((n, 6))
+        Y = np.zeros((BLOCK, n, 6))
+        dv = np.zeros((n, BLOCK, 6))
         u = np.zeros(nv)
-        for k in range(t, nv, n_chunks):
-            minv_column(tree, s_w, U_w, ws.Dinv, k, dof_body, Y, dv, u, Minv[k])
+        for blk in range(t, n_blocks, n_chunks):
+            k0 = blk * BLOCK
+            minv_columns(tree, s_w, U_w, ws.Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
 
 
 def minv(model, q, *, threads: int = 1) -> np.ndarray:
