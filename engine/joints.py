@@ -197,14 +197,17 @@ def joint_motion_subspace(jtype, axis, q, qs, S, vs):
 
 
 @kernel
-def joint_bias_acceleration(jtype, axis, q, qs, qd, vs, cJ):
-    """cJ (6,) = Ṡ q̇ in child coordinates; nonzero only for the universal joint (Eq. 2.34)."""
+def joint_bias_acceleration(jtype, axis, q, qs, qd, x, vs, cJ):
+    """cJ (6,) = Ṡ(q, q̇) x in child coordinates (x = q̇ gives Featherstone's c_J).
+
+    Nonzero only for the universal joint (Eq. 2.34: Ṡ depends on θ̇y).
+    """
     for k in range(6):
         cJ[k] = 0.0
     if jtype == UNIVERSAL:
         s2 = math.sin(q[qs + 1])
         c2 = math.cos(q[qs + 1])
-        w = qd[vs] * qd[vs + 1]
+        w = qd[vs + 1] * x[vs]
         cJ[0] = -s2 * w
         cJ[2] = c2 * w
 

@@ -54,6 +54,7 @@ Workspace = namedtuple(
         "scratch33",        # (4, 3, 3) scratch for inertia transforms
         "D",                # (6, 6) scratch for a joint's sᵀ I s block
         "tmp66",            # (6, 6) scratch (e.g. the articulated inertia Iᵃ handed to the parent)
+        "zero_nv",          # (nv,) zeros: "no reduced diagonal term" for project_joint
     ],
 )
 
@@ -382,7 +383,7 @@ class Model:
         return Workspace(
             z((n, 3, 3)), z((n, 3)), z((n, 3, 3)), z((n, 3)), z((nv, 6)),
             z((n, 6)), z((n, 6)), z((n, 6)), z((n, 6)), z((n, 6, 6)), z((n, 6)),
-            z((nv, 6)), z((n, 6, 6)), z(nv), z((n, 6)), z(6), z(6), z((4, 3, 3)), z((6, 6)), z((6, 6)),
+            z((nv, 6)), z((n, 6, 6)), z(nv), z((n, 6)), z(6), z(6), z((4, 3, 3)), z((6, 6)), z((6, 6)), z(nv),
         )
 
     @property

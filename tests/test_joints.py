@@ -50,7 +50,7 @@ def test_sdot_matches_finite_differences(kind, seed):
     cJ = np.empty(6)
     t = int(model.joint_type[0])
     J.joint_motion_subspace(t, model.joint_axis[0], q0, 0, S, 0)
-    J.joint_bias_acceleration(t, model.joint_axis[0], q0, 0, qd, 0, cJ)
+    J.joint_bias_acceleration(t, model.joint_axis[0], q0, 0, qd, qd, 0, cJ)
     expected = np.linalg.solve(transform_matrix(E, r), S.T @ qdd + cJ)
     assert np.abs(fd - expected).max() < 1e-4 * max(1.0, np.abs(expected).max())
     if kind == "universal":

@@ -16,8 +16,12 @@ from .kinematics import joint_pass, velocity_pass
 
 
 @kernel(inline=True)
-def project_joint(tree, i, ws):
-    """U = IA_i Sᵢ (rows), D⁻¹ = (Sᵢᵀ IA_i Sᵢ)⁻¹ for body i; returns nv_i."""
+def project_joint(tree, i, ws, reduced_diag):
+    """U = IA_i Sᵢ (rows), D⁻¹ = (Sᵢᵀ IA_i Sᵢ + diag(reduced_diag_i))⁻¹ for body i; returns nv_i.
+
+    reduced_diag adds joint-space terms before the inversion (Alg. 4, line 6:
+    A_r = hD_r + h²K_r); the plain ABA passes zeros.
+    """
     nv = tree.joint_nv[i]
     vs = tree.v_start[i]
     IA = ws.IA[i]
@@ -30,6 +34,7 @@ def project_joint(tree, i, ws):
             for k in range(6):
                 s += ws.S[vs + d, k] * ws.U[vs + e, k]
             D[d, e] = s
+        D[d, d] += reduced_diag[vs + d]
     invert_spd_block(D, nv, ws.Dinv[i])
     return nv
 
@@ -54,13 +59,18 @@ def articulated_child_inertia(tree, i, ws, Ia):
 
 
 @kernel
-def articulated_inertia_pass(tree, ws):
-    """Inward pass for articulated inertias only (needs joint_pass): IA, U, D⁻¹."""
+def articulated_inertia_pass(tree, ws, inertia, reduced_diag):
+    """Inward pass for articulated inertias only (needs joint_pass): IA, U, D⁻¹.
+
+    inertia: (n, 6, 6) per-body blocks in link frames (tree.link_inertia for
+    M⁻¹; the augmented blocks of Alg. 4 for the preconditioner); reduced_diag:
+    (nv,) joint-space diagonal added to each D.
+    """
     n = tree.parent.shape[0]
     for i in range(n):
-        copy_inertia(tree.link_inertia, i, ws.IA)
+        copy_inertia(inertia, i, ws.IA)
     for i in range(n - 1, -1, -1):
-        project_joint(tree, i, ws)
+        project_joint(tree, i, ws, reduced_diag)
         p = tree.parent[i]
         if p >= 0:
             articulated_child_inertia(tree, i, ws, ws.tmp66)
@@ -83,7 +93,7 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
         for k in range(6):
             ws.pA[i, k] -= f_ext[i, k]
     for i in range(n - 1, -1, -1):  # inward
-        nv = project_joint(tree, i, ws)
+        nv = project_joint(tree, i, ws, ws.zero_nv)
         vs = tree.v_start[i]
         for d in range(nv):
             s = tau[vs + d]

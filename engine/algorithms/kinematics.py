@@ -53,7 +53,7 @@ def velocity_pass(tree, q, qd, ws):
             vi[k] += vJ[k]
         ci = ws.c[i]
         if nv > 0:
-            joint_bias_acceleration(tree.joint_type[i], tree.joint_axis[i], q, tree.q_start[i], qd, vs, ws.cJ[i])
+            joint_bias_acceleration(tree.joint_type[i], tree.joint_axis[i], q, tree.q_start[i], qd, qd, vs, ws.cJ[i])
             cross_motion(vi, vJ, ci)
             for k in range(6):
                 ci[k] += ws.cJ[i, k]

@@ -154,7 +154,7 @@ def minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv):
 def _prepare(tree, q, ws, s_w, U_w):
     joint_pass(tree, q, ws)
     world_pass(tree, ws)
-    articulated_inertia_pass(tree, ws)
+    articulated_inertia_pass(tree, ws, tree.link_inertia, ws.zero_nv)
     world_articulated_quantities(tree, ws, s_w, U_w)
 
 
