@@ -13,6 +13,8 @@ from .errors import ModelError, SimulationError, URDFError
 from .integrators import integrate, rk4_step, semi_implicit_euler_step
 from .model import Data, Model, ModelBuilder, State
 from .random_tree import random_configuration, random_tree
+from .scene import Scene
+from .simulator import Simulator
 from .urdf import load_urdf
 
 __version__ = "0.1.0"
@@ -22,6 +24,6 @@ __all__ = [
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
     "forward_kinematics", "link_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy",
-    "random_tree", "random_configuration", "load_urdf", "joints", "HAVE_NUMBA", "JIT_ENABLED",
+    "random_tree", "random_configuration", "load_urdf", "Scene", "Simulator", "joints", "HAVE_NUMBA", "JIT_ENABLED",
 ]
 from .energy import energy, kinetic_energy, potential_energy  # noqa: E402

@@ -13,10 +13,20 @@ from .kinematics import joint_pass
 def crba_kernel(tree, q, ws, M):
     """Fill M (nv, nv) with the joint-space inertia matrix; ws.IA holds composite inertias."""
     joint_pass(tree, q, ws)
+    composite_inertia_matrix(tree, ws, tree.link_inertia, M)
+
+
+@kernel
+def composite_inertia_matrix(tree, ws, inertia, M):
+    """M = Jᵀ blkdiag(inertia) J by the composite-rigid-body recursion (needs joint_pass).
+
+    inertia: (n, 6, 6) per-body blocks in link frames — the bodies' spatial
+    inertias for CRBA, or the augmented blocks of the RedMax system (Eq. 2.14).
+    """
     n = tree.parent.shape[0]
     IC = ws.IA
     for i in range(n):
-        copy_inertia(tree.link_inertia, i, IC)
+        copy_inertia(inertia, i, IC)
     for i in range(n - 1, -1, -1):
         p = tree.parent[i]
         if p >= 0:

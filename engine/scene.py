@@ -1,0 +1,270 @@
+"""Scene = model + forces + loop closures + initial state, as authored by users.
+
+Attachment points are given in world coordinates at the scene's initial
+configuration (``frame="world"``, the default: what an artist clicks) or in
+the body frame (COM, principal axes; ``frame="body"``). Internally they are
+stored in link frames. Every element has a name used in error messages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import joints as J
+from .algorithms.kinematics import link_poses
+from .errors import ModelError
+from .model import Model
+
+WORLD = -1
+LOOP_KINDS = {"point": 0, "ball": 0, "hinge": 2, "universal": 1, "fixed": 3}
+
+
+@dataclass
+class LoopClosure:
+    """A bilateral constraint closing a loop: the two attachment points coincide,
+    plus 0 (point/ball), 1 (universal), 2 (hinge) or 3 (fixed) rotational rows."""
+
+    name: str
+    body_a: int
+    point_a: np.ndarray  # link frame of a (world coordinates if a is the world)
+    body_b: int
+    point_b: np.ndarray
+    kind: str
+    axis_a: np.ndarray  # hinge / universal axis, link frame of a
+    axis_b: np.ndarray  # link frame of b (second axis for universal)
+    rest_rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # R_aᵀ R_b at rest (fixed)
+
+
+@dataclass
+class MovingLoad:
+    """A constant world force whose point of application moves along a chain of bodies.
+
+    path: list of (body, start, end) segments in link coordinates; between
+    t_start and t_end the point moves at constant speed over the whole path.
+    """
+
+    name: str
+    force: np.ndarray
+    path: list
+    t_start: float
+    t_end: float
+
+    def at(self, t: float):
+        """(body, link point) at time t, or (−1, None) when off the path."""
+        if t < self.t_start or t > self.t_end or not self.path:
+            return WORLD, None
+        lengths = np.array([np.linalg.norm(e - s) for _, s, e in self.path])
+        total = lengths.sum()
+        d = (t - self.t_start) / max(self.t_end - self.t_start, 1e-12) * total
+        for (body, s, e), ln in zip(self.path, lengths):
+            if d <= ln or body == self.path[-1][0]:
+                f = 0.0 if ln == 0 else min(d / ln, 1.0)
+                return body, s + f * (e - s)
+            d -= ln
+        return WORLD, None
+
+
+class Scene:
+    """A model plus what acts on it. Build with the ``add_*`` methods, then simulate."""
+
+    def __init__(self, model: Model, *, name: str = "scene", q0=None, qd0=None):
+        self.model = model
+        self.name = name
+        self.q0 = model.neutral_q() if q0 is None else np.array(q0, dtype=float)
+        self.qd0 = np.zeros(model.nv) if qd0 is None else np.array(qd0, dtype=float)
+        if self.q0.shape != (model.nq,) or self.qd0.shape != (model.nv,):
+            raise ModelError(f"scene '{name}': q0 must have {model.nq} entries and qd0 {model.nv}")
+        self._R0, self._p0 = link_poses(model, self.q0)
+        # point pairs (springs, cables, dampers)
+        self.pair_names: list[str] = []
+        self._pairs: list[tuple] = []
+        # joint springs: per dof stiffness, damping, rest (rest for quaternion joints: a quaternion)
+        self.joint_stiffness = np.zeros(model.nv)
+        self.joint_damping = np.zeros(model.nv)
+        self.joint_rest = self.q0.copy()
+        self.body_damping = np.zeros(model.n_bodies)
+        self.point_force_names: list[str] = []
+        self._point_forces: list[tuple] = []
+        self.moving_loads: list[MovingLoad] = []
+        self.loop_closures: list[LoopClosure] = []
+        self.metadata: dict = {}
+
+    # ----------------------------------------------------------- lookup
+    def body(self, ref, what: str) -> int:
+        """Body index from an index, a name, or None/−1/'world' for the world."""
+        if ref is None or (isinstance(ref, str) and ref == "world"):
+            return WORLD
+        if isinstance(ref, (int, np.integer)):
+            if -1 <= int(ref) < self.model.n_bodies:
+                return int(ref)
+            raise ModelError(f"{what}: no body with index {ref}")
+        try:
+            return self.model.body_index(str(ref))
+        except KeyError:
+            raise ModelError(f"{what}: no body named '{ref}'") from None
+
+    def _to_link(self, body: int, point, frame: str, what: str) -> np.ndarray:
+        x = np.asarray(point, dtype=float).reshape(-1)
+        if x.shape != (3,) or not np.all(np.isfinite(x)):
+            raise ModelError(f"{what}: attachment point must be 3 finite numbers, got {point!r}")
+        if body == WORLD:
+            return x.copy()
+        if frame == "world":
+            return self._R0[body].T @ (x - self._p0[body])
+        if frame == "body":
+            return self.model.body_com[body] + self.model.body_rotation[body] @ x
+        if frame == "link":
+            return x.copy()
+        raise ModelError(f"{what}: frame must be 'world', 'body' or 'link', got {frame!r}")
+
+    def world_point(self, body: int, link_point) -> np.ndarray:
+        """World position at the initial configuration of a link-frame point."""
+        return np.asarray(link_point, float) if body == WORLD else self._p0[body] + self._R0[body] @ link_point
+
+    # ------------------------------------------------------------ forces
+    def _add_pair(self, kind, body_a, point_a, body_b, point_b, stiffness, damping, rest_length, frame, name, tension_only):
+        name = name or f"{kind}{len(self._pairs)}"
+        what = f"{kind} '{name}'"
+        a, b = self.body(body_a, what), self.body(body_b, what)
+        if a == b:
+            raise ModelError(f"{what}: connects body '{self._body_name(a)}' to itself")
+        for label, v in (("stiffness", stiffness), ("damping", damping)):
+            if not np.isfinite(v) or v < 0:
+                raise ModelError(f"{what}: {label} must be ≥ 0, got {v}")
+        la, lb = self._to_link(a, point_a, frame, what), self._to_link(b, point_b, frame, what)
+        if rest_length is None:
+            rest_length = float(np.linalg.norm(self.world_point(b, lb) - self.world_point(a, la)))
+        if not np.isfinite(rest_length) or rest_length < 0:
+            raise ModelError(f"{what}: rest length must be ≥ 0, got {rest_length}")
+        self._pairs.append((a, b, la, lb, float(stiffness), float(damping), float(rest_length), bool(tension_only)))
+        self.pair_names.append(name)
+        return len(self._pairs) - 1
+
+    def _body_name(self, b: int) -> str:
+        return "world" if b == WORLD else self.model.body_names[b]
+
+    def add_spring(self, body_a, point_a, body_b, point_b, stiffness, *, damping=0.0, rest_length=None,
+                   frame="world", name=None) -> int:
+        """Linear point-to-point spring (Eq. 2.39–2.41); rest length defaults to the initial distance."""
+        return self._add_pair("spring", body_a, point_a, body_b, point_b, stiffness, damping, rest_length, frame, name, False)
+
+    def add_cable(self, body_a, point_a, body_b, point_b, stiffness, *, damping=0.0, rest_length=None,
+                  frame="world", name=None) -> int:
+        """Tension-only spring: no force while its length is at or below the rest length."""
+        return self._add_pair("cable", body_a, point_a, body_b, point_b, stiffness, damping, rest_length, frame, name, True)
+
+    def add_damper(self, body_a, point_a, body_b, point_b, damping, *, frame="world", name=None) -> int:
+        """Point-to-point damper along the line between the points."""
+        return self._add_pair("damper", body_a, point_a, body_b, point_b, 0.0, damping, 0.0, frame, name, False)
+
+    def add_joint_spring(self, joint: str, stiffness: float, damping: float = 0.0, rest=None) -> None:
+        """Joint stiffness K_r and damping D_r about a rest value (default: the initial q)."""
+        try:
+            j = self.model.joint_index(joint)
+        except KeyError:
+            raise ModelError(f"joint spring: no joint named '{joint}'") from None
+        if stiffness < 0 or damping < 0 or not np.isfinite(stiffness + damping):
+            raise ModelError(f"joint spring on '{joint}': stiffness and damping must be ≥ 0")
+        vs = self.model.v_slice(joint)
+        self.joint_stiffness[vs] = stiffness
+        self.joint_damping[vs] = damping
+        if rest is not None:
+            qs = self.model.q_slice(joint)
+            r = np.broadcast_to(np.asarray(rest, float), (qs.stop - qs.start,))
+            self.joint_rest[qs] = r
+        if self.model.joint_type[j] == J.FREE and stiffness > 0:
+            raise ModelError(f"joint spring on '{joint}': free joints take no stiffness")
+
+    def set_body_damping(self, coefficient: float, body=None) -> None:
+        """Viscous damping D_m = d·I on each body's twist (one body, or all when body is None)."""
+        if coefficient < 0 or not np.isfinite(coefficient):
+            raise ModelError(f"body damping must be ≥ 0, got {coefficient}")
+        if body is None:
+            self.body_damping[:] = coefficient
+        else:
+            self.body_damping[self.body(body, "body damping")] = coefficient
+
+    def add_point_force(self, body, point, force, *, frame="world", name=None) -> int:
+        """Constant world-direction force (N) on a body point (Eq. 2.35–2.37)."""
+        name = name or f"force{len(self._point_forces)}"
+        b = self.body(body, f"point force '{name}'")
+        if b == WORLD:
+            raise ModelError(f"point force '{name}': needs a body, not the world")
+        f = np.asarray(force, float).reshape(3)
+        self._point_forces.append((b, self._to_link(b, point, frame, f"point force '{name}'"), f))
+        self.point_force_names.append(name)
+        return len(self._point_forces) - 1
+
+    def add_moving_load(self, force, path, t_start: float, t_end: float, *, frame="world", name=None) -> MovingLoad:
+        """A force that travels along [(body, start, end), …] from t_start to t_end (e.g. a car)."""
+        name = name or f"load{len(self.moving_loads)}"
+        segs = []
+        for body, s, e in path:
+            b = self.body(body, f"moving load '{name}'")
+            segs.append((b, self._to_link(b, s, frame, name), self._to_link(b, e, frame, name)))
+        load = MovingLoad(name, np.asarray(force, float).reshape(3), segs, float(t_start), float(t_end))
+        self.moving_loads.append(load)
+        return load
+
+    def add_loop_closure(self, body_a, body_b, point, *, kind="point", axis=(0.0, 0.0, 1.0), axis_b=None,
+                         frame="world", name=None) -> LoopClosure:
+        """Close a loop between two bodies (or a body and the world) at a common point.
+
+        kind: 'point'/'ball' (3 rows), 'universal' (4), 'hinge' (5), 'fixed' (6).
+        axis: hinge axis (or the universal's first axis) in world coordinates at
+        the initial configuration; axis_b: the universal's second axis.
+        """
+        name = name or f"loop{len(self.loop_closures)}"
+        what = f"loop closure '{name}'"
+        if kind not in LOOP_KINDS:
+            raise ModelError(f"{what}: unknown kind {kind!r}; expected one of {', '.join(LOOP_KINDS)}")
+        a, b = self.body(body_a, what), self.body(body_b, what)
+        if a == b:
+            raise ModelError(f"{what}: constrains body '{self._body_name(a)}' to itself")
+        if frame != "world":
+            raise ModelError(f"{what}: loop closures take a world point (frame='world')")
+        x = np.asarray(point, float)
+        la, lb = self._to_link(a, x, "world", what), self._to_link(b, x, "world", what)
+        ax = np.asarray(axis, float)
+        if np.linalg.norm(ax) < 1e-9:
+            raise ModelError(f"{what}: axis has zero length")
+        ax = ax / np.linalg.norm(ax)
+        ax2 = np.asarray(axis_b if axis_b is not None else np.cross(ax, [1.0, 0, 0]) if abs(ax[0]) < 0.9 else np.cross(ax, [0, 1.0, 0]), float)
+        ax2 = ax2 / np.linalg.norm(ax2)
+        Ra = np.eye(3) if a == WORLD else self._R0[a]
+        Rb = np.eye(3) if b == WORLD else self._R0[b]
+        lc = LoopClosure(name, a, la, b, lb, kind, Ra.T @ ax, Rb.T @ ax2, Ra.T @ Rb)
+        self.loop_closures.append(lc)
+        return lc
+
+    # ------------------------------------------------------ frozen arrays
+    def pair_arrays(self):
+        """Structure-of-arrays of all springs/cables/dampers for the kernels."""
+        m = len(self._pairs)
+        cols = list(zip(*self._pairs)) if m else [()] * 8
+        return (
+            np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64),
+            np.array(cols[2], dtype=float).reshape(m, 3), np.array(cols[3], dtype=float).reshape(m, 3),
+            np.array(cols[4], dtype=float), np.array(cols[5], dtype=float), np.array(cols[6], dtype=float),
+            np.array(cols[7], dtype=np.bool_),
+        )
+
+    def point_force_arrays(self, t: float):
+        """(body, point, force) arrays of the constant point forces and the moving loads at time t."""
+        items = list(self._point_forces)
+        for load in self.moving_loads:
+            b, x = load.at(t)
+            if b != WORLD:
+                items.append((b, x, load.force))
+        m = len(items)
+        return (np.array([i[0] for i in items], dtype=np.int64), np.array([i[1] for i in items], float).reshape(m, 3),
+                np.array([i[2] for i in items], float).reshape(m, 3))
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self._pairs)
+
+    def __repr__(self) -> str:
+        return (f"<Scene '{self.name}': {self.model.n_bodies} bodies, {self.model.nv} dofs, {self.n_pairs} springs/cables, "
+                f"{len(self.loop_closures)} loop closures>")

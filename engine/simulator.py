@@ -1,0 +1,114 @@
+"""Simulator: steps a Scene with one of the engine's solvers and keeps statistics."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .algorithms.aba import aba_kernel
+from .energy import kinetic_energy, potential_energy
+from .errors import SimulationError
+from .integrators import integrate
+from .model import State
+from .scene import Scene
+from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
+
+SOLVERS = ("explicit",) + LINEAR_SOLVERS
+PLANNED = {"baraff": "issue #9", "hard-constraints": "issue #11"}
+
+
+@dataclass
+class SimulationStats:
+    """Per-run statistics. ``iterations``: PCG iterations of each step (0 for direct
+    solvers); ``constraint_error``: largest loop-closure violation after the last step (m)."""
+
+    steps: int = 0
+    iterations: list = field(default_factory=list)
+    constraint_error: float = 0.0
+    wall_seconds: float = 0.0
+
+    @property
+    def mean_iterations(self) -> float:
+        return float(np.mean(self.iterations)) if self.iterations else 0.0
+
+
+class Simulator:
+    """``Simulator(scene, solver="pcg", dt=1/240)``; ``.step(n)``, ``.state``, ``.stats``, ``.energy()``.
+
+    solver: ``"explicit"`` (ABA + symplectic Euler), ``"pcg"``, ``"direct"``,
+    ``"dense"`` (RedMax linearly implicit step, Eq. 2.13). Options for the
+    RedMax solvers: ``tol`` (PCG relative residual, default 1e-8), ``max_iter``,
+    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"colamd"``).
+    """
+
+    def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
+        if solver in PLANNED:
+            raise ValueError(f"solver {solver!r} is not available yet ({PLANNED[solver]}); use one of {', '.join(SOLVERS)}")
+        if solver not in SOLVERS:
+            raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
+        if not (dt > 0 and np.isfinite(dt)):
+            raise ValueError(f"dt must be a positive number of seconds, got {dt}")
+        self.scene = scene
+        self.model = scene.model
+        self.solver = solver
+        self.dt = float(dt)
+        self.state = State(scene.q0.copy(), scene.qd0.copy(), 0.0)
+        self.stats = SimulationStats()
+        self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
+        if solver == "explicit" and scene.loop_closures:
+            raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
+
+    def step(self, n: int = 1) -> State:
+        """Advance n steps; raises SimulationError (naming the step and quantity) on divergence."""
+        t0 = time.perf_counter()
+        for _ in range(int(n)):
+            s = self.state
+            if self.solver == "explicit":
+                q, qd = self._explicit_step(s.q, s.qd, s.t)
+                its = 0
+            else:
+                q, qd = self._stepper.step(s.q, s.qd, s.t)
+                its = self._stepper.last_iterations
+            self._check(q, qd)
+            self.state = State(q, qd, s.t + self.dt)
+            self.stats.steps += 1
+            self.stats.iterations.append(its)
+            self.stats.constraint_error = self._stepper.constraint_error
+        self.stats.wall_seconds += time.perf_counter() - t0
+        return self.state
+
+    def _explicit_step(self, q, qd, t):
+        st, model = self._stepper, self.model
+        f_r, _ = st.evaluate(q, qd, t)
+        tau = f_r - self.scene.joint_damping * qd
+        ws = model.data
+        f = st.wrench + st.wrench_damping - np.einsum("nij,nj->ni", st.body_damping_blocks, ws.v)
+        qdd = np.empty(model.nv)
+        aba_kernel(model.tree, q, qd, tau, f, ws, qdd)
+        qd_new = qd + self.dt * qdd
+        return integrate(model, q, qd_new, self.dt), qd_new
+
+    def _check(self, q, qd):
+        step = self.stats.steps + 1
+        for name, x in (("q", q), ("qd", qd)):
+            if not np.all(np.isfinite(x)):
+                raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "
+                                      f"{name} is not finite; try a smaller dt or the implicit 'pcg' solver")
+        vmax = float(np.abs(qd).max(initial=0.0))
+        if vmax > 1e6:
+            raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "
+                                  f"|qd| reached {vmax:.3g}; try a smaller dt or the implicit 'pcg' solver")
+
+    def energy(self) -> float:
+        """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
+        s, st, sc = self.state, self._stepper, self.scene
+        st.evaluate(s.q, s.qd, s.t)
+        joint_pe = 0.0
+        for j in st._stiff_joints:
+            name = self.model.joint_names[j]
+            from .joints import difference
+            d = difference(int(self.model.joint_type[j]), sc.joint_rest[self.model.q_slice(name)], s.q[self.model.q_slice(name)])
+            joint_pe += 0.5 * float(sc.joint_stiffness[self.model.v_slice(name)] @ (d * d))
+        return (kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q) + st.spring_energy
+                + st.point_force_energy + joint_pe)

@@ -1,0 +1,381 @@
+"""RedMax linearly implicit step (thesis 000, Eq. 2.13–2.15) with three linear solvers.
+
+One step from (q, q̇) at time t, with h = dt:
+
+    M̃ q̇⁺ = M q̇ + h (f_r + Jᵀ (f_m − M_m J̇ q̇))                        (2.13)
+    M̃   = Jᵀ (M_m + h D_m + h² K_m) J + h D_r + h² K_r                   (2.14)
+    q⁺  = q ⊕ h q̇⁺
+
+K = −∂f/∂x and D = −∂f/∂v (positive for springs and dampers). The bias
+Jᵀ(f_m − M_m J̇ q̇) − Coriolis − gravity is one RNEA call; M q̇ another.
+Linear damping forces enter only through D (no right-hand side term,
+Baraff–Witkin). Loop closures G q̇ = 0 are solved through the dual problem
+(Eq. 2.42 / 3.2) with one solve per constraint row, the right-hand side
+G q̇⁺ = −C/h so that the next position error vanishes to first order, and a
+post-stabilization projection of q⁺ (Newton steps in the M̃ metric, reusing
+the same M̃⁻¹Gᵀ columns) that removes the remaining drift.
+
+Linear solvers: ``"pcg"`` (projected block Jacobi preconditioned CG, never
+forming J), ``"direct"`` (sparse M̃ assembled once per step, factored by a
+sparse direct solver: PARDISO via pypardiso when installed, else SuperLU;
+leaf-to-root ordering so the tree part has no fill-in), ``"dense"`` (dense
+M̃, LAPACK Cholesky).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+import scipy.sparse.linalg
+
+from .. import joints as J
+from .._jit import kernel
+from ..algorithms.aba import articulated_inertia_pass
+from ..algorithms.crba import composite_inertia_matrix
+from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
+from ..algorithms.rnea import rnea_kernel
+from ..errors import SimulationError
+from ..forces.point_force import point_force_kernel
+from ..forces.point_pair import point_pair_kernel
+from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
+from .block_jacobi import block_jacobi_solve, pcg_solve
+from .constraints import constraint_rows
+from .reduced_operators import jacobian_product, jacobian_transpose_product, system_product
+
+LINEAR_SOLVERS = ("pcg", "direct", "dense")
+
+try:  # PARDISO, as in the thesis, when available
+    import pypardiso as _pypardiso
+except Exception:  # pragma: no cover - optional
+    _pypardiso = None
+
+
+@kernel
+def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, pf_body, pf_K, A, coupling):
+    """A = I + h D_body + own blocks of every pair and point force; coupling[s] = (hD + h²K)_ab."""
+    n = link_inertia.shape[0]
+    for i in range(n):
+        for r in range(6):
+            for c in range(6):
+                A[i, r, c] = link_inertia[i, r, c] + h * body_damping_blocks[i, r, c]
+    h2 = h * h
+    for s in range(pair_a.shape[0]):
+        a = pair_a[s]
+        b = pair_b[s]
+        for r in range(6):
+            for c in range(6):
+                if a >= 0:
+                    A[a, r, c] += h * D[s, r, c] + h2 * K[s, r, c]
+                if b >= 0:
+                    A[b, r, c] += h * D[s, 6 + r, 6 + c] + h2 * K[s, 6 + r, 6 + c]
+                coupling[s, r, c] = h * D[s, r, 6 + c] + h2 * K[s, r, 6 + c] if (a >= 0 and b >= 0) else 0.0
+    for s in range(pf_body.shape[0]):
+        b = pf_body[s]
+        for r in range(6):
+            for c in range(6):
+                A[b, r, c] += h2 * pf_K[s, r, c]
+
+
+@kernel
+def ancestor_columns(tree, ws, body, idx, vec):
+    """Columns of J for one body: vec[k] = X_{body←j} S_d (link coords of body) for every
+    dof d = idx[k] of the body and its ancestors j; returns the count."""
+    E = ws.scratch33[2]
+    r = ws.scratch33[3, 0]
+    E2 = ws.scratch33[1]
+    r2 = ws.scratch33[3, 1]
+    for a in range(3):
+        r[a] = 0.0
+        for b in range(3):
+            E[a, b] = 1.0 if a == b else 0.0
+    count = 0
+    j = body
+    while j >= 0:
+        vs = tree.v_start[j]
+        for d in range(tree.joint_nv[j]):
+            transform_motion(E, r, ws.S[vs + d], vec[count])
+            idx[count] = vs + d
+            count += 1
+        compose_transforms(E, r, ws.Xup_E[j], ws.Xup_r[j], E2, r2)
+        for a in range(3):
+            r[a] = r2[a]
+            for b in range(3):
+                E[a, b] = E2[a, b]
+        j = tree.parent[j]
+    return count
+
+
+def _body_damping_blocks(model, d):
+    """D_m = d·I₆ on each body twist (COM frame), moved to link frames: X_blᵀ (dI) X_bl."""
+    out = np.zeros((model.n_bodies, 6, 6))
+    for i in range(model.n_bodies):
+        if d[i] > 0:
+            E = np.ascontiguousarray(model.body_rotation[i].T)
+            add_transformed_inertia(E, np.ascontiguousarray(model.body_com[i]), d[i] * np.eye(6), out[i])
+    return out
+
+
+class RedMaxStepper:
+    """Holds the preallocated buffers of one scene's RedMax step."""
+
+    def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
+                 ordering: str = "leaf-to-root", post_stabilize: bool = True):
+        if linear_solver not in LINEAR_SOLVERS:
+            raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
+        self.scene = scene
+        self.model = model = scene.model
+        self.dt = float(dt)
+        self.linear_solver = linear_solver
+        self.tol, self.max_iter = float(tol), int(max_iter)
+        self.ordering = ordering
+        self.post_stabilize = post_stabilize
+        n, nv = model.n_bodies, model.nv
+        self.pairs = scene.pair_arrays()
+        m = len(self.pairs[0])
+        self.K, self.D = np.zeros((m, 12, 12)), np.zeros((m, 12, 12))
+        self.active = np.zeros(m, dtype=np.int64)
+        self.coupling = np.zeros((m, 6, 6))
+        self.A = np.zeros((n, 6, 6))
+        self.wrench, self.wrench_damping = np.zeros((n, 6)), np.zeros((n, 6))
+        self.body_damping_blocks = _body_damping_blocks(model, scene.body_damping)
+        self._vec = [np.zeros(nv) for _ in range(4)]
+        self._lnk = [np.zeros((n, 6)) for _ in range(2)]
+        self.qd_guess = scene.qd0.copy()
+        self.spring_energy = 0.0
+        self._stiff_joints = [j for j in range(n) if scene.joint_stiffness[model.v_start[j]:model.v_start[j] + model.joint_nv[j]].any()]
+        self._cols_idx = np.zeros(nv, dtype=np.int64)
+        self._cols_idx_b = np.zeros(nv, dtype=np.int64)
+        self._cols_vec = np.zeros((nv, 6))
+        self._cols_vec_b = np.zeros((nv, 6))
+        self._perm = np.arange(nv)[::-1].copy()  # leaf-to-root
+        self.last_iterations = 0
+        self.constraint_error = 0.0
+
+    # ------------------------------------------------------------ forces
+    def reduced_forces(self, q):
+        """f_r = −K_r (q ⊖ q_rest) (nv,) and r = h D_r + h² K_r."""
+        sc, model, h = self.scene, self.model, self.dt
+        f = np.zeros(model.nv)
+        for j in self._stiff_joints:
+            qs, vs = model.q_slice(model.joint_names[j]), model.v_slice(model.joint_names[j])
+            f[vs] = -sc.joint_stiffness[vs] * J.difference(int(model.joint_type[j]), sc.joint_rest[qs], q[qs])
+        return f, h * sc.joint_damping + h * h * sc.joint_stiffness
+
+    def evaluate(self, q, qd, t):
+        """Kinematics at (q, q̇) and every force: fills wrench, A, coupling; returns (f_r, r)."""
+        model, ws, h = self.model, self.model.data, self.dt
+        joint_pass(model.tree, q, ws)
+        world_pass(model.tree, ws)
+        velocity_pass(model.tree, q, qd, ws)
+        self.wrench[:] = 0.0
+        self.wrench_damping[:] = 0.0
+        self.spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, *self.pairs, self.wrench, self.wrench_damping,
+                                               self.K, self.D, self.active)
+        pf_body, pf_point, pf_force = self.scene.point_force_arrays(t)
+        pf_K = np.zeros((len(pf_body), 6, 6))
+        self.point_force_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, self.wrench, pf_K)
+        assemble_blocks(model.tree.link_inertia, self.body_damping_blocks, h, self.pairs[0], self.pairs[1],
+                        self.K, self.D, pf_body, pf_K, self.A, self.coupling)
+        return self.reduced_forces(q)
+
+    # ------------------------------------------------------------- solves
+    def _prepare_solver(self, reduced_diag):
+        model, ws = self.model, self.model.data
+        self._r = reduced_diag
+        if self.linear_solver == "pcg":
+            articulated_inertia_pass(model.tree, ws, self.A, reduced_diag)
+            self._solve = self._pcg
+        else:
+            Mt = self.assemble_dense() if self.linear_solver == "dense" else None
+            if self.linear_solver == "dense":
+                self._chol = scipy.linalg.cho_factor(Mt, lower=True, check_finite=False)
+                self._solve = lambda b, x0: (scipy.linalg.cho_solve(self._chol, b, check_finite=False), 0)
+            else:
+                self._factor_sparse(self.assemble_sparse())
+                self._solve = self._sparse_solve
+
+    def _pcg(self, b, x0):
+        ws, tree = self.model.data, self.model.tree
+        x = x0.copy()
+        r, z, p, Ap = self._vec
+        y, w = self._lnk
+        its = pcg_solve(tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
+                        self.max_iter, r, z, p, Ap, y, w)
+        return x, its
+
+    def system_product(self, x):
+        """M̃ x for the current step's system (after evaluate + _prepare_solver)."""
+        out = np.empty(self.model.nv)
+        y, w = self._lnk
+        system_product(self.model.tree, self.model.data, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r,
+                       np.ascontiguousarray(x, float), y, w, out)
+        return out
+
+    def preconditioner_solve(self, x):
+        out = np.empty(self.model.nv)
+        block_jacobi_solve(self.model.tree, self.model.data, np.ascontiguousarray(x, float), out)
+        return out
+
+    def _pair_entries(self):
+        """(rows, cols, vals) of Σ J_aᵀ C_ab J_b + transposes over coupled pairs."""
+        model, ws = self.model, self.model.data
+        rows, cols, vals = [], [], []
+        ia, ib, va, vb = self._cols_idx, self._cols_idx_b, self._cols_vec, self._cols_vec_b
+        for s in range(len(self.pairs[0])):
+            a, b = int(self.pairs[0][s]), int(self.pairs[1][s])
+            if a < 0 or b < 0 or not self.active[s] and not self.D[s].any():
+                continue
+            na = ancestor_columns(model.tree, ws, a, ia, va)
+            nb = ancestor_columns(model.tree, ws, b, ib, vb)
+            block = va[:na] @ self.coupling[s] @ vb[:nb].T
+            R, C = np.meshgrid(ia[:na], ib[:nb], indexing="ij")
+            rows += [R.ravel(), C.ravel()]
+            cols += [C.ravel(), R.ravel()]
+            vals += [block.ravel(), block.ravel()]
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+
+    def assemble_dense(self):
+        """M̃ (nv, nv) dense (Eq. 2.14)."""
+        model = self.model
+        M = np.zeros((model.nv, model.nv))
+        composite_inertia_matrix(model.tree, model.data, self.A, M)
+        r, c, v = self._pair_entries()
+        np.add.at(M, (r, c), v)
+        M[np.diag_indices_from(M)] += self._r
+        return M
+
+    def assemble_sparse(self):
+        """M̃ as a scipy CSC matrix: entries only where the dofs share a root path or a coupled pair."""
+        model = self.model
+        M = np.zeros((model.nv, model.nv))  # composite inertias fill only ancestor pairs
+        composite_inertia_matrix(model.tree, model.data, self.A, M)
+        mask = self._tree_pattern()
+        r0, c0 = mask
+        r, c, v = self._pair_entries()
+        rows = np.concatenate([r0, r, np.arange(model.nv)])
+        cols = np.concatenate([c0, c, np.arange(model.nv)])
+        vals = np.concatenate([M[r0, c0], v, self._r])
+        return scipy.sparse.csc_matrix((vals, (rows, cols)), shape=(model.nv, model.nv))
+
+    def _tree_pattern(self):
+        pat = getattr(self, "_pattern", None)
+        if pat is None:
+            lam = self.model.dof_parent
+            rows, cols = [], []
+            for d in range(self.model.nv):
+                rows.append(d)
+                cols.append(d)
+                a = lam[d]
+                while a >= 0:
+                    rows += [d, a]
+                    cols += [a, d]
+                    a = lam[a]
+            pat = self._pattern = (np.array(rows, np.int64), np.array(cols, np.int64))
+        return pat
+
+    def _factor_sparse(self, Mt):
+        if self.ordering == "leaf-to-root":
+            P = self._perm
+            Mt = Mt[P][:, P].tocsc()
+        if _pypardiso is not None:
+            self._lu = ("pardiso", Mt.tocsr())
+        else:
+            spec = "NATURAL" if self.ordering == "leaf-to-root" else "COLAMD"
+            self._lu = ("superlu", scipy.sparse.linalg.splu(Mt, permc_spec=spec, options=dict(SymmetricMode=True)))
+
+    def _sparse_solve(self, b, x0):
+        kind, lu = self._lu
+        rhs = b[self._perm] if self.ordering == "leaf-to-root" else b
+        x = _pypardiso.spsolve(lu, rhs) if kind == "pardiso" else lu.solve(rhs)
+        if self.ordering == "leaf-to-root":
+            out = np.empty_like(x)
+            out[self._perm] = x
+            x = out
+        return x, 0
+
+    # --------------------------------------------------------------- step
+    def step(self, q, qd, t):
+        """One RedMax step; returns (q⁺, q̇⁺) and records iterations and constraint error."""
+        model, ws, h = self.model, self.model.data, self.dt
+        f_r, reduced_diag = self.evaluate(q, qd, t)
+        tree = model.tree
+        bias = np.empty(model.nv)
+        rnea_kernel(tree, q, qd, np.zeros(model.nv), self.wrench, 1.0, ws, bias)  # C + g − Jᵀ f_m
+        Mqd = np.empty(model.nv)
+        rnea_kernel(tree, q, np.zeros(model.nv), qd, np.zeros((model.n_bodies, 6)), 0.0, ws, Mqd)
+        joint_pass(tree, q, ws)  # the solves below use the step's kinematics
+        world_pass(tree, ws)
+        rhs = Mqd + h * (f_r - bias)  # Eq. 2.15
+        self._prepare_solver(reduced_diag)
+        closures = self.scene.loop_closures
+        if not closures:
+            qd_new, its = self._solve(rhs, self.qd_guess)
+            total_its = its
+        else:
+            qd_new, total_its = self._solve_with_closures(rhs)
+        self.qd_guess = qd_new
+        q_new = _integrate(model, q, qd_new, h)
+        if closures and self.post_stabilize:
+            q_new = self._project(q_new)
+        self.last_iterations = total_its
+        return q_new, qd_new
+
+    def _constraint_jacobian_columns(self, bodies, rows):
+        """Gᵀ (nv, l): column k = Jᵀ w_k, w_k the row's wrenches on its two bodies."""
+        model, ws = self.model, self.model.data
+        l = rows.shape[0]
+        GT = np.zeros((model.nv, l))
+        w = self._lnk[1]
+        for k in range(l):
+            w[:] = 0.0
+            a, b = bodies[k]
+            if a >= 0:
+                w[a] += rows[k, :6]
+            if b >= 0:
+                w[b] += rows[k, 6:]
+            jacobian_transpose_product(model.tree, ws, w, GT[:, k])
+        return GT
+
+    def _solve_with_closures(self, rhs):
+        """Eq. 3.2: (G M̃⁻¹ Gᵀ) λ = G M̃⁻¹ f̃ + C/h, q̇ = M̃⁻¹ f̃ − M̃⁻¹Gᵀ λ."""
+        model, ws = self.model, self.model.data
+        R = np.transpose(ws.X0_E, (0, 2, 1))
+        bodies, rows, C = constraint_rows(self.scene.loop_closures, R, ws.X0_r)
+        GT = self._constraint_jacobian_columns(bodies, rows)
+        u0, total = self._solve(rhs, self.qd_guess)
+        Y = np.empty_like(GT)
+        guesses = getattr(self, "_Y_guess", None)
+        for k in range(GT.shape[1]):  # one solve per constraint row (independent)
+            x0 = guesses[:, k] if guesses is not None and guesses.shape == GT.shape else np.zeros(model.nv)
+            Y[:, k], its = self._solve(GT[:, k], x0)
+            total += its
+        self._Y_guess = Y
+        S = GT.T @ Y  # G M̃⁻¹ Gᵀ (G q̇ = Gᵀᵀ q̇)
+        lam = np.linalg.solve(S, GT.T @ u0 + C / self.dt)
+        self._projection = (Y, S)
+        return u0 - Y @ lam, total
+
+    def _project(self, q):
+        """Post-stabilization: q ← q ⊕ (−M̃⁻¹Gᵀ (G M̃⁻¹Gᵀ)⁻¹ C(q)), up to 3 Newton steps."""
+        model, ws = self.model, self.model.data
+        Y, S = self._projection
+        for _ in range(3):
+            joint_pass(model.tree, q, ws)
+            world_pass(model.tree, ws)
+            _, _, C = constraint_rows(self.scene.loop_closures, np.transpose(ws.X0_E, (0, 2, 1)), ws.X0_r)
+            err = np.abs(C).max()
+            if err < 1e-12:
+                break
+            q = _integrate(model, q, -Y @ np.linalg.solve(S, C), 1.0)
+        joint_pass(model.tree, q, ws)
+        world_pass(model.tree, ws)
+        _, _, C = constraint_rows(self.scene.loop_closures, np.transpose(ws.X0_E, (0, 2, 1)), ws.X0_r)
+        self.constraint_error = float(np.abs(C).max()) if len(C) else 0.0
+        return q
+
+
+def _integrate(model, q, v, dt):
+    from ..integrators import integrate
+    return integrate(model, q, v, dt)
