@@ -27,7 +27,7 @@ def _pair_eval(X0_E, X0_r, v, args):
     w, wd = np.zeros((n, 6)), np.zeros((n, 6))
     K, D = np.zeros((m, 12, 12)), np.zeros((m, 12, 12))
     act = np.zeros(m, dtype=np.int64)
-    V = point_pair_kernel(X0_E, X0_r, v, *args, w, wd, K, D, act)
+    V = point_pair_kernel(X0_E, X0_r, v, *args, True, w, wd, K, D, act)
     return w, wd, K, D, V
 
 
@@ -132,7 +132,7 @@ def test_point_force_stiffness_matches_finite_differences(seed):
 
     def ev(E, r):
         w, K = np.zeros((2, 6)), np.zeros((1, 6, 6))
-        V = point_force_kernel(E, r, body, point, force, w, K)
+        V = point_force_kernel(E, r, body, point, force, True, w, K)
         return w, K, V
 
     _, K, _ = ev(X0_E, X0_r)

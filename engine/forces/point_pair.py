@@ -15,8 +15,11 @@ For a pair with Δx = x₂ − x₁, length ℓ, unit u, rest length L, stiffnes
 * stiffness K = −∂w/∂δ (12 × 12, Eq. 2.41), split as
   K = Ĝᵀ H Ĝ + geometric terms, with Ĝ = [R₁Γ₁, −R₂Γ₂] and
   H = k [(1 − L/ℓ) I + (L/ℓ) u uᵀ]. The geometric terms −Γ₁ᵀ[[Rᵀ₁f₁], 0]
-  and +Γ₂ᵀ[[Rᵀ₂f₁], 0] are not symmetric: **K is symmetrized, (K + Kᵀ)/2**,
-  so the implicit system stays symmetric. Under compression (ℓ < L) the
+  and +Γ₂ᵀ[[Rᵀ₂f₁], 0] are not symmetric: **K is symmetrized, (K + Kᵀ)/2**.
+  The symmetrized geometric part can be indefinite, so the implicit solvers
+  use only the material (Gauss–Newton) part Ĝᵀ H Ĝ by default, which keeps
+  M̃ symmetric positive definite (``geometric=False``); ``geometric=True``
+  gives the full symmetrized K of Eq. 2.41. Under compression (ℓ < L) the
   factor (1 − L/ℓ) is **clamped to 0** so that H stays positive
   semi-definite (a compressed plain spring is unstable along the normal);
   the finite-difference tests check K in tension, where nothing is clamped.
@@ -113,9 +116,10 @@ def _add_geometric_term(X0_E, body, l, f_world, sign, K, o):
 
 @kernel
 def point_pair_kernel(X0_E, X0_r, v_link, body_a, body_b, point_a, point_b, stiffness, damping, rest_length,
-                      tension_only, wrench, wrench_damping, K, D, active):
+                      tension_only, geometric, wrench, wrench_damping, K, D, active):
     """Evaluate every pair: wrenches (n, 6) += spring forces, wrench_damping += damper forces,
     K, D (m, 12, 12) per pair (rows/cols 0–5 body a, 6–11 body b); active[s] = 0 when slack.
+    geometric: include the symmetrized geometric stiffness terms in K.
 
     Returns the total potential energy (J).
     """
@@ -167,8 +171,9 @@ def point_pair_kernel(X0_E, X0_r, v_link, body_a, body_b, point_a, point_b, stif
                 val = alpha * (G[0, r] * G[0, c] + G[1, r] * G[1, c] + G[2, r] * G[2, c]) + beta * gu_r * gu_c
                 K[s, r, c] = val
                 K[s, c, r] = val
-        _add_geometric_term(X0_E, a, point_a[s], f, -1.0, K[s], 0)
-        _add_geometric_term(X0_E, b, point_b[s], f, 1.0, K[s], 6)
+        if geometric:
+            _add_geometric_term(X0_E, a, point_a[s], f, -1.0, K[s], 0)
+            _add_geometric_term(X0_E, b, point_b[s], f, 1.0, K[s], 6)
         c_s = damping[s]
         if c_s > 0.0:
             # D = c Ĝᵀ u uᵀ Ĝ ; damper force on point 1: c u uᵀ (ẋ₂ − ẋ₁) = −c u uᵀ Ĝ φ

@@ -9,7 +9,11 @@ One step from (q, q̇) at time t, with h = dt:
 K = −∂f/∂x and D = −∂f/∂v (positive for springs and dampers). The bias
 Jᵀ(f_m − M_m J̇ q̇) − Coriolis − gravity is one RNEA call; M q̇ another.
 Linear damping forces enter only through D (no right-hand side term,
-Baraff–Witkin). Loop closures G q̇ = 0 are solved through the dual problem
+Baraff–Witkin). K_m keeps only the springs' material (Gauss–Newton) part by
+default so that M̃ is symmetric positive definite for any stiffness;
+``geometric_stiffness=True`` adds the symmetrized geometric terms of
+Eq. 2.37/2.41 (closer to the thesis, but M̃ may then lose definiteness under
+large tensions). Loop closures G q̇ = 0 are solved through the dual problem
 (Eq. 2.42 / 3.2) with one solve per constraint row, the right-hand side
 G q̇⁺ = −C/h so that the next position error vanishes to first order, and a
 post-stabilization projection of q⁺ (Newton steps in the M̃ metric, reusing
@@ -119,7 +123,7 @@ class RedMaxStepper:
     """Holds the preallocated buffers of one scene's RedMax step."""
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
-                 ordering: str = "leaf-to-root", post_stabilize: bool = True):
+                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         self.scene = scene
@@ -129,6 +133,7 @@ class RedMaxStepper:
         self.tol, self.max_iter = float(tol), int(max_iter)
         self.ordering = ordering
         self.post_stabilize = post_stabilize
+        self.geometric_stiffness = bool(geometric_stiffness)
         n, nv = model.n_bodies, model.nv
         self.pairs = scene.pair_arrays()
         m = len(self.pairs[0])
@@ -169,11 +174,12 @@ class RedMaxStepper:
         velocity_pass(model.tree, q, qd, ws)
         self.wrench[:] = 0.0
         self.wrench_damping[:] = 0.0
-        self.spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, *self.pairs, self.wrench, self.wrench_damping,
-                                               self.K, self.D, self.active)
+        self.spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, *self.pairs, self.geometric_stiffness,
+                                               self.wrench, self.wrench_damping, self.K, self.D, self.active)
         pf_body, pf_point, pf_force = self.scene.point_force_arrays(t)
         pf_K = np.zeros((len(pf_body), 6, 6))
-        self.point_force_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, self.wrench, pf_K)
+        self.point_force_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force,
+                                                     self.geometric_stiffness, self.wrench, pf_K)
         assemble_blocks(model.tree.link_inertia, self.body_damping_blocks, h, self.pairs[0], self.pairs[1],
                         self.K, self.D, pf_body, pf_K, self.A, self.coupling)
         return self.reduced_forces(q)
@@ -353,7 +359,7 @@ class RedMaxStepper:
             total += its
         self._Y_guess = Y
         S = GT.T @ Y  # G M̃⁻¹ Gᵀ (G q̇ = Gᵀᵀ q̇)
-        lam = np.linalg.solve(S, GT.T @ u0 + C / self.dt)
+        lam = _solve_constraint_system(S, GT.T @ u0 + C / self.dt)
         self._projection = (Y, S)
         return u0 - Y @ lam, total
 
@@ -368,12 +374,25 @@ class RedMaxStepper:
             err = np.abs(C).max()
             if err < 1e-12:
                 break
-            q = _integrate(model, q, -Y @ np.linalg.solve(S, C), 1.0)
+            q = _integrate(model, q, -Y @ _solve_constraint_system(S, C), 1.0)
         joint_pass(model.tree, q, ws)
         world_pass(model.tree, ws)
         _, _, C = constraint_rows(self.scene.loop_closures, np.transpose(ws.X0_E, (0, 2, 1)), ws.X0_r)
         self.constraint_error = float(np.abs(C).max()) if len(C) else 0.0
         return q
+
+
+def _solve_constraint_system(S, b):
+    """λ from the small dense (G M̃⁻¹ Gᵀ) λ = b; least squares when constraints are redundant
+    (e.g. a point closure on a body with fewer than 3 free directions), where λ is not unique
+    but Gᵀλ is."""
+    try:
+        c = scipy.linalg.cho_factor(S, lower=True, check_finite=False)
+        if np.diag(c[0]).min() > 1e-10 * np.abs(np.diag(c[0])).max():
+            return scipy.linalg.cho_solve(c, b, check_finite=False)
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(S, b, rcond=1e-10)[0]
 
 
 def _integrate(model, q, v, dt):
