@@ -8,10 +8,22 @@ inertia tensor in the link frame. Joint types: revolute and continuous
 the world (a ``fixed`` joint named ``<root>_fixed``) unless
 ``floating_base=True`` (a ``free`` joint named ``<root>_floating``).
 
-Links without ``<inertial>`` are massless; they may only hang on fixed joints
-(a moving joint needs inertia behind it). Everything is validated before the
-first body is built, so a malformed file raises ``URDFError`` naming the
-element and nothing is half-loaded.
+Links without ``<inertial>`` (or with ``<mass value="0"/>``, whose inertia
+tensor is then ignored) are massless; they may only hang on fixed joints (a
+moving joint needs inertia behind it). A massless root is kept as a massless
+body fixed to the world (so body names always equal link names and body 0 is
+the root); a floating base needs an ``<inertial>``. ``<limit>`` gives joint
+limits for revolute/prismatic joints (a missing ``lower``/``upper`` side is
+unbounded); ``continuous`` joints are unlimited. ``<dynamics>``, ``<mimic>``,
+``<visual>``, ``<collision>`` and ``<gazebo>`` are ignored.
+
+Bodies are added parents first (depth-first from the root, children in file
+order), so ``model.body_index(link)`` follows that order. Units: SI (m, kg,
+kg·m², rad). Gravity is the builder default (0, 0, −9.81).
+
+Everything is validated before the first body is built, so a malformed file
+raises ``URDFError`` naming the link or joint and nothing is half-loaded;
+builder ``ModelError``s (should any remain) are re-raised as ``URDFError``.
 """
 from __future__ import annotations
 
@@ -71,8 +83,10 @@ def _parse_link(link):
     if mass_el is None:
         raise URDFError(f"{what}: <inertial> has no <mass>")
     mass = _attr(mass_el, "value", f"{what} mass")
-    if mass <= 0:
-        raise URDFError(f"{what}: mass must be > 0, got {mass}")
+    if mass < 0:
+        raise URDFError(f"{what}: mass must be >= 0, got {mass}")
+    if mass == 0:  # a massless placeholder link (common in real URDFs)
+        return dict(name=name, mass=0.0, com=np.zeros(3), inertia=np.zeros((3, 3)))
     com, R = _origin(inertial, f"{what} inertial")
     ie = inertial.find("inertia")
     if ie is None:
@@ -100,14 +114,18 @@ def _parse_joint(joint):
         raise URDFError(f"{what}: axis has zero length")
     limits = None
     lim = joint.find("limit")
-    if lim is not None and jtype in ("revolute", "prismatic") and lim.get("lower") is not None and lim.get("upper") is not None:
-        limits = (_attr(lim, "lower", what), _attr(lim, "upper", what))
+    if lim is not None and jtype in ("revolute", "prismatic") and (lim.get("lower") is not None or lim.get("upper") is not None):
+        lo = _attr(lim, "lower", f"{what} limit") if lim.get("lower") is not None else -np.inf
+        hi = _attr(lim, "upper", f"{what} limit") if lim.get("upper") is not None else np.inf
+        if lo > hi:
+            raise URDFError(f"{what}: limit lower={lo} is above upper={hi}")
+        limits = (lo, hi)
     return dict(name=name, type=_JOINT_TYPES[jtype], parent=parent.get("link"), child=child.get("link"),
                 origin=xyz, rotation=R, axis=axis, limits=limits)
 
 
-def load_urdf_string(text: str, *, floating_base: bool = False, source: str = "<string>") -> Model:
-    """Like load_urdf, from the XML text."""
+def load_urdf_string(text, *, floating_base: bool = False, source: str = "<string>") -> Model:
+    """Like ``load_urdf``, from the XML document ``text`` (str or bytes); ``source`` prefixes messages."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:
@@ -140,23 +158,30 @@ def load_urdf_string(text: str, *, floating_base: bool = False, source: str = "<
             raise URDFError(f"link '{j['child']}': child of two joints ('{parent_joint[j['child']]['name']}' and '{j['name']}')")
         parent_joint[j["child"]] = j
     roots = [name for name in links if name not in parent_joint]
-    # walk up from every link: a cycle never reaches a root
+    # walk up from every link: a cycle never reaches a root (O(n): each link is settled once)
+    reaches_root = set(roots)
     for name in links:
         seen, cur = [], name
-        while cur in parent_joint:
+        while cur not in reaches_root:
             if cur in seen:
-                cyc = seen[seen.index(cur):] + [cur]
-                raise URDFError("cycle in the joint graph: links " + " <- ".join(f"'{c}'" for c in cyc))
+                cyc = seen[seen.index(cur):]
+                raise URDFError("cycle in the joint graph through links " + ", ".join("'%s'" % c for c in cyc)
+                                + " and joints " + ", ".join("'%s'" % parent_joint[c]["name"] for c in cyc))
             seen.append(cur)
             cur = parent_joint[cur]["parent"]
+        reaches_root.update(seen)
     if len(roots) != 1:
-        raise URDFError(f"{source}: expected exactly one root link, found {len(roots)} ({', '.join(roots) or 'none'})")
+        found = ", ".join("'%s'" % r for r in roots) or "none: every link is a child"
+        raise URDFError(f"{source}: expected exactly one root link, found {len(roots)} ({found})")
     for j in joints.values():
         if j["type"] != "fixed" and links[j["child"]]["mass"] == 0:
-            raise URDFError(f"link '{j['child']}': has no <inertial> but moves on joint '{j['name']}'")
+            raise URDFError(f"link '{j['child']}': massless (no <inertial> or mass 0) but moves on joint '{j['name']}'")
     root_name = roots[0]
     if floating_base and links[root_name]["mass"] == 0:
-        raise URDFError(f"link '{root_name}': a floating base needs an <inertial>")
+        raise URDFError(f"link '{root_name}': a floating base needs an <inertial> with mass > 0")
+    root_joint = f"{root_name}_{'floating' if floating_base else 'fixed'}"
+    if root_joint in joints:
+        raise URDFError(f"joint '{root_joint}': name is reserved for the root link's joint to the world")
     children = {}
     for j in joints.values():
         children.setdefault(j["parent"], []).append(j)
@@ -164,7 +189,7 @@ def load_urdf_string(text: str, *, floating_base: bool = False, source: str = "<
     try:
         r = links[root_name]
         b.add_body(root_name, parent=-1, joint="free" if floating_base else "fixed", mass=r["mass"], com=r["com"],
-                   inertia=r["inertia"], joint_name=f"{root_name}_{'floating' if floating_base else 'fixed'}")
+                   inertia=r["inertia"], joint_name=root_joint)
         stack = list(reversed(children.get(root_name, [])))
         while stack:
             j = stack.pop()
@@ -181,10 +206,15 @@ def load_urdf_string(text: str, *, floating_base: bool = False, source: str = "<
 
 
 def load_urdf(path, *, floating_base: bool = False) -> Model:
-    """Load a URDF file into a Model (see the module docstring for the mapping)."""
+    """Load the URDF file ``path`` (str or Path) into a Model; see the module docstring for the mapping.
+
+    One body per link (body name = link name), one joint per URDF joint (same
+    name) plus the root's joint to the world, ``<root>_fixed`` or, with
+    ``floating_base=True``, a free joint ``<root>_floating``. Raises URDFError.
+    """
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_bytes()  # bytes: let the XML declaration pick the encoding
     except OSError as e:
         raise URDFError(f"cannot read URDF '{p}': {e.strerror or e}") from None
     return load_urdf_string(text, floating_base=floating_base, source=str(p))
