@@ -71,8 +71,10 @@ def world_pass(tree, ws):
         if p >= 0:
             compose_transforms(ws.Xup_E[i], ws.Xup_r[i], ws.X0_E[p], ws.X0_r[p], ws.X0_E[i], ws.X0_r[i])
         else:
-            ws.X0_E[i][:, :] = ws.Xup_E[i]
-            ws.X0_r[i][:] = ws.Xup_r[i]
+            for a in range(3):  # explicit loops: slice assignment costs seconds of compile time
+                ws.X0_r[i, a] = ws.Xup_r[i, a]
+                for b in range(3):
+                    ws.X0_E[i, a, b] = ws.Xup_E[i, a, b]
 
 
 @kernel

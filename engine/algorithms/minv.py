@@ -150,8 +150,12 @@ def minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv):
             i = tree.parent[i]
 
 
-@kernel
-def _prepare(tree, q, ws, s_w, U_w):
+def prepare_minv(tree, q, ws, s_w, U_w):
+    """The O(n) part: kinematics, articulated inertias, world axes s, U = I^A s and D⁻¹.
+
+    Separate kernel launches on purpose: numba re-optimizes every callee inside
+    each caller, so one wrapper kernel would double the compile time.
+    """
     joint_pass(tree, q, ws)
     world_pass(tree, ws)
     articulated_inertia_pass(tree, ws, tree.link_inertia, ws.zero_nv)
@@ -159,22 +163,22 @@ def _prepare(tree, q, ws, s_w, U_w):
 
 
 @kernel
-def minv_kernel(tree, q, ws, dof_body, s_w, U_w, Minv):
-    """Minv (nv, nv) = M(q)⁻¹ in Θ(n²), one column at a time (single thread)."""
-    _prepare(tree, q, ws, s_w, U_w)
+def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv):
+    """Minv (nv, nv) = M(q)⁻¹ in Θ(n²), BLOCK columns at a time (single thread); needs prepare_minv.
+
+    """
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
     Y = np.zeros((BLOCK, n, 6))
     dv = np.zeros((n, BLOCK, 6))
     u = np.zeros(nv)
     for k0 in range(0, nv, BLOCK):
-        minv_columns(tree, s_w, U_w, ws.Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
+        minv_columns(tree, s_w, U_w, Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
 
 
 @kernel(parallel=True)
-def minv_parallel_kernel(tree, q, ws, dof_body, s_w, U_w, Minv, n_chunks):
-    """Like minv_kernel, with the columns split over ``n_chunks`` threads (seed §5.2, §6.2)."""
-    _prepare(tree, q, ws, s_w, U_w)
+def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, n_chunks):
+    """Like minv_kernel, with the column blocks split over ``n_chunks`` threads (seed §5.2, §6.2)."""
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
     n_blocks = (nv + BLOCK - 1) // BLOCK
@@ -184,7 +188,7 @@ def minv_parallel_kernel(tree, q, ws, dof_body, s_w, U_w, Minv, n_chunks):
         u = np.zeros(nv)
         for blk in range(t, n_blocks, n_chunks):
             k0 = blk * BLOCK
-            minv_columns(tree, s_w, U_w, ws.Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
+            minv_columns(tree, s_w, U_w, Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
 
 
 def minv(model, q, *, threads: int = 1) -> np.ndarray:
@@ -198,8 +202,10 @@ def minv(model, q, *, threads: int = 1) -> np.ndarray:
     Minv = np.empty((nv, nv))
     s_w = np.empty((nv, 6))
     U_w = np.empty((nv, 6))
+    ws = model.data
+    prepare_minv(model.tree, q, ws, s_w, U_w)
     if threads > 1:
-        minv_parallel_kernel(model.tree, q, model.data, model.dof_body, s_w, U_w, Minv, int(threads))
+        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, int(threads))
     else:
-        minv_kernel(model.tree, q, model.data, model.dof_body, s_w, U_w, Minv)
+        minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv)
     return Minv
