@@ -7,7 +7,7 @@ import engine
 from engine.algorithms.kinematics import joint_pass
 from engine.errors import ModelError, SimulationError
 from engine.solvers.reduced_operators import (
-    fill_jacobian, jacobian_dot_product, jacobian_product, jacobian_transpose_product,
+    fill_jacobian, fill_jacobian_dot, jacobian_dot_product, jacobian_product, jacobian_transpose_product,
 )
 from engine.solvers.redmax import RedMaxStepper
 from trees import random_trees, rel_err
@@ -43,6 +43,10 @@ def test_jacobian_products_equal_filled_jacobian(tree):
     jacobian_dot_product(model.tree, model.data, q, qd, x, y, z)
     fd = (Jp - Jm) @ x / (2 * h)
     assert np.abs(z.ravel() - fd).max() < 1e-6 * max(1.0, np.abs(fd).max())
+    Jdot = np.zeros_like(J)
+    fill_jacobian(model.tree, model.data, J)
+    fill_jacobian_dot(model.tree, model.data, q, qd, J, Jdot)  # Alg. 1, line 7
+    assert np.abs(z.ravel() - Jdot @ x).max() < 1e-12 * max(1.0, np.abs(Jdot @ x).max())
 
 
 def _random_scene(model, rng, n_springs=3, closures=False, q0=None):
@@ -100,6 +104,54 @@ def test_preconditioner_is_exact_without_couplings(tree):
     assert st.last_iterations == 1
     dense = RedMaxStepper(sc, 1 / 30, "dense").step(q, qd, 0.0)[1]
     assert rel_err(qd1, dense) < 1e-9
+
+
+def test_springs_to_a_fixed_body_keep_the_preconditioner_exact():
+    """Rigid towers: cables from moving bodies to a body welded to the world → 1 PCG iteration."""
+    b = engine.ModelBuilder()
+    b.add_body("tower", joint="fixed", joint_origin=(0, 0, 2.0), mass=100.0)
+    for i in range(6):
+        b.add_body(f"deck{i}", parent=-1 if i == 0 else f"deck{i - 1}", joint="revolute", axis=(0, 1, 0),
+                   joint_origin=(0.0 if i == 0 else 1.0, 0, 0), com=(0.5, 0, 0), mass=10.0, inertia=(1, 1, 1))
+    model = b.finalize()
+    sc = engine.Scene(model)
+    R, p = engine.link_poses(model, sc.q0)
+    for i in range(1, 7):
+        sc.add_cable("tower", p[0], i, p[i] + R[i] @ np.array([0.5, 0, 0]), 1e6, damping=100.0)
+    sim = engine.Simulator(sc, "pcg", dt=1 / 60, tol=1e-12)
+    sim.step(30)
+    assert sim.stats.iterations == [1] * 30
+
+
+def test_closed_chain_constraint_drift_stays_below_a_micrometre():
+    model = _hanging_chain(8, link=0.25)
+    sc = engine.Scene(model, q0=np.tile([0.6, -0.3], 4))
+    R, p = engine.link_poses(model, sc.q0)
+    end = p[7] + R[7] @ np.array([0, 0, -0.25])
+    sc.add_loop_closure(7, -1, end, kind="point", name="closing_pin")
+    sim = engine.Simulator(sc, "pcg", dt=1 / 240)
+    worst = 0.0
+    for _ in range(5 * 240):
+        sim.step()
+        worst = max(worst, sim.stats.constraint_error)
+    assert worst < 1e-6
+    assert np.abs(sim.state.q - sc.q0).max() > 0.05  # it moved
+
+
+def test_joint_spring_force_and_stiffness():
+    model = engine.random_tree(3, branching="chain", joint_types=("revolute", "universal"), seed=4)
+    sc = engine.Scene(model)
+    for j in model.joint_names:
+        sc.add_joint_spring(j, 7.0, 0.3, rest=0.1)
+    st = RedMaxStepper(sc, 0.01, "dense")
+    q = np.full(model.nq, 0.4)
+    f, r = st.reduced_forces(q)
+    assert np.allclose(f, -7.0 * (q - 0.1))
+    eps = 1e-6
+    Kfd = np.array([-(st.reduced_forces(q + eps * e)[0] - st.reduced_forces(q - eps * e)[0]) / (2 * eps)
+                    for e in np.eye(model.nq)]).T
+    assert np.allclose(Kfd, 7.0 * np.eye(model.nv), atol=1e-6)
+    assert np.allclose(r, 0.01 * 0.3 + 0.01**2 * 7.0)
 
 
 def test_without_forces_the_step_is_symplectic_euler_with_aba():

@@ -137,3 +137,44 @@ def fill_jacobian(tree, ws, J):
         for d in range(tree.joint_nv[i]):
             for k in range(6):
                 J[6 * i + k, vs + d] = ws.S[vs + d, k]
+
+
+@kernel
+def fill_jacobian_dot(tree, ws, q, qd, J, Jdot):
+    """J̇ (6n, nv) by Alg. 1 line 7: J̇(i, own) = Ṡ, J̇(i, a) = Ẋup J(p, a) + Xup J̇(p, a).
+
+    Ẋup m = (Xup m) × v_J (the child frame moves with v_J relative to the parent).
+    J must already be filled by fill_jacobian.
+    """
+    n = tree.parent.shape[0]
+    nv = J.shape[1]
+    col = ws.tmp6
+    out = ws.tmp6b
+    vJ = np.zeros(6)
+    t = np.zeros(6)
+    e = np.zeros(nv)
+    for i in range(n):
+        p = tree.parent[i]
+        vs = tree.v_start[i]
+        nvi = tree.joint_nv[i]
+        for k in range(6):
+            vJ[k] = 0.0
+            for d in range(nvi):
+                vJ[k] += ws.S[vs + d, k] * qd[vs + d]
+        if p >= 0:
+            for d in range(nv):
+                for k in range(6):
+                    col[k] = J[6 * p + k, d]
+                transform_motion(ws.Xup_E[i], ws.Xup_r[i], col, out)
+                cross_motion(out, vJ, t)
+                for k in range(6):
+                    col[k] = Jdot[6 * p + k, d]
+                transform_motion(ws.Xup_E[i], ws.Xup_r[i], col, out)
+                for k in range(6):
+                    Jdot[6 * i + k, d] = out[k] + t[k]
+        for d in range(nvi):  # own columns: Ṡ e_d
+            e[vs + d] = 1.0
+            joint_bias_acceleration(tree.joint_type[i], tree.joint_axis[i], q, tree.q_start[i], qd, e, vs, t)
+            e[vs + d] = 0.0
+            for k in range(6):
+                Jdot[6 * i + k, vs + d] = t[k]
