@@ -1,33 +1,43 @@
-"""Command line: ``python -m engine bench SUITE [--quick] [--out DIR]``."""
+"""Command line: ``python -m engine COMMAND ...`` (``python -m engine --help`` lists the commands)."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 
+def _add_bench(sub, suites) -> None:
+    bench = sub.add_parser("bench", help="run a benchmark suite; write CSV, markdown and log-log plots",
+                           description=f"Benchmark suites: {', '.join(suites)}.")
+    bench.add_argument("suite", help=f"one of: {', '.join(suites)}")
+    bench.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
+    bench.add_argument("--out", default="bench_out", metavar="DIR", help="output folder (default: bench_out)")
+    bench.set_defaults(func=_bench)
+
+
+def _bench(args) -> int:
+    from .bench import SUITES, run_suite
+
+    if args.suite not in SUITES:
+        print(f"error: unknown benchmark suite '{args.suite}' (available: {', '.join(SUITES)})", file=sys.stderr)
+        return 2
+    res = run_suite(args.suite, args.out, quick=args.quick)
+    print(res["text"])
+    for path in [res["csv"], res["markdown"], *res["plots"]]:
+        print(f"wrote {path}")
+    return 0
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine", description="Articulated-body dynamics engine tools.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     from .bench import SUITES
 
-    bench = sub.add_parser("bench", help=f"run a benchmark suite ({', '.join(SUITES)}) and write CSV, markdown and plots")
-    bench.add_argument("suite", help=f"one of: {', '.join(SUITES)}")
-    bench.add_argument("--quick", action="store_true", help="few sizes and repeats (a smoke run)")
-    bench.add_argument("--out", default="bench_out", help="output folder (default: bench_out)")
+    parser = argparse.ArgumentParser(prog="python -m engine", description="Articulated rigid-body dynamics engine.")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_bench(sub, SUITES)
     args = parser.parse_args(argv)
-    if args.command is None:
+    if not hasattr(args, "func"):
         parser.print_help()
         return 0
-    if args.command == "bench":
-        if args.suite not in SUITES:
-            print(f"error: unknown benchmark suite '{args.suite}' (available: {', '.join(SUITES)})", file=sys.stderr)
-            return 2
-        from .bench import run_suite
-
-        res = run_suite(args.suite, args.out, quick=args.quick)
-        print(res["text"])
-        print(f"wrote {res['csv']}, {res['markdown']} and {len(res['plots'])} plot(s) in {args.out}/")
-    return 0
+    return args.func(args)
 
 
 if __name__ == "__main__":

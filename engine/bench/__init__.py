@@ -1,26 +1,37 @@
-"""Benchmark suites for ``python -m engine bench SUITE`` (speed is measured here, never in tests)."""
+"""Benchmark suites for ``python -m engine bench SUITE`` (speed is measured here, never in tests).
+
+A suite is a function ``run(quick: bool) -> report.SuiteResult``; register it
+in ``SUITES`` and ``run_suite`` runs it with BLAS on one thread (the engine's
+kernels use one) and writes its CSV, markdown and one log-log plot per scene.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
-from . import algorithms, report
+from . import report
+from .algorithms import run_algorithms
 
-SUITES = {"algorithms": algorithms.run}
+SUITES = {"algorithms": run_algorithms}
 
 
-def run_suite(name: str, out_dir, quick: bool = False) -> dict:
-    """Run a suite; write DIR/SUITE.csv, DIR/SUITE.md and DIR/*.png; return the paths."""
-    if name not in SUITES:
-        raise KeyError(name)
+def run_suite(name: str, out_dir="bench_out", quick: bool = False) -> dict:
+    """Run suite ``name``; write DIR/NAME.csv, DIR/NAME.md and DIR/NAME_<scene>.png.
+
+    Returns {"csv": path, "markdown": path, "plots": [paths], "text": markdown}.
+    Raises KeyError for an unknown suite.
+    """
+    with report.single_threaded_blas() as limited:
+        result = SUITES[name](quick=quick)
+    blas = f"BLAS on one thread ({', '.join(limited)})." if limited else "BLAS threads not limited (no OpenBLAS found)."
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows, md, plots = SUITES[name](quick=quick)
-    csv_path, md_path = out / f"{name}.csv", out / f"{name}.md"
-    report.write_csv(rows, csv_path)
-    pngs = []
-    for fname, (prow, title, sl) in plots.items():
-        report.plot_loglog(prow, out / fname, title, sl)
-        pngs.append(out / fname)
-    md += "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pngs) + "\n"
-    md_path.write_text(md)
-    return {"csv": csv_path, "markdown": md_path, "plots": pngs, "text": md}
+    csv_path = report.write_csv(result.rows, out / f"{name}.csv")
+    plots = [report.plot_loglog(rows, out / f"{name}_{scene}.png", title=f"{name}: {scene}", min_fit=result.min_fit)
+             for (scene,), rows in report.group_rows(result.rows, ("scene",)).items()]
+    images = "\n".join(f"![{p.stem}]({p.name})" for p in plots)
+    slopes = report.slopes(result.rows, min_n=result.min_fit)
+    title = f"bench {name}" + (" (--quick: few sizes, slopes indicative only)" if quick else "")
+    md_path = out / f"{name}.md"
+    text = report.write_markdown(result.rows, md_path, title, slopes, result.extra_text + "\n" + images,
+                                 min_fit=result.min_fit, setup=blas)
+    return {"csv": csv_path, "markdown": md_path, "plots": plots, "text": text}

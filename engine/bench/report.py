@@ -1,102 +1,196 @@
 """Shared benchmark plumbing: timing, rows, CSV, markdown, log-log plots, progress.
 
-Rows carry the pinned CSV columns ``suite,scene,method,n,dofs,seconds_per_step,iterations``
-plus free extra columns. Timings are medians of several batches (the
-machines are shared and noisy); slopes are least-squares fits of
-log(time) against log(dofs) over the larger sizes only, as the thesis does.
+Every suite produces :class:`Row` records with the pinned CSV columns
+``suite,scene,method,n,dofs,seconds_per_step,iterations`` followed by the
+common extra columns ``repeats,compile_seconds,notes`` and any suite-specific
+ones (``Row.extra``). Timings are medians of several batches measured with
+``time.perf_counter`` (the machines are shared and noisy). Slopes are
+least-squares fits of log(time) against log(size) over the larger sizes only.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
+import ctypes
 import math
+import os
+import platform
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 PINNED_COLUMNS = ("suite", "scene", "method", "n", "dofs", "seconds_per_step", "iterations")
+COMMON_COLUMNS = ("repeats", "compile_seconds", "notes")
 
 
 @dataclass
 class Row:
+    """One measurement: ``method`` on a ``scene`` of ``n`` bodies and ``dofs`` degrees of freedom.
+
+    seconds_per_step: median seconds per call. iterations: solver iterations
+    per step (0 for direct methods). repeats: calls timed in total.
+    compile_seconds: first-call (JIT or cache load) seconds, nan if not measured.
+    extra: suite-specific columns, written after the common ones.
+    """
+
     suite: str
     scene: str
     method: str
     n: int
     dofs: int
     seconds_per_step: float
-    iterations: float = 0.0
+    iterations: float = 0
+    repeats: int = 0
+    compile_seconds: float = math.nan
+    notes: str = ""
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in PINNED_COLUMNS}
+        d = {k: getattr(self, k) for k in PINNED_COLUMNS + COMMON_COLUMNS}
         d.update(self.extra)
         return d
 
 
-def time_call(fn, *, min_time: float = 0.02, batches: int = 5, max_calls: int = 100000) -> float:
-    """Median seconds per call of fn() over ``batches`` batches of ≥ min_time each."""
+@dataclass
+class SuiteResult:
+    """What a suite returns: its rows, markdown to append after the generic tables,
+    and the smallest size used for slope fits."""
+
+    rows: list
+    extra_text: str = ""
+    min_fit: int = 64
+
+
+# --------------------------------------------------------------------- timing
+class Timing(NamedTuple):
+    seconds: float  # median seconds per call over the batches
+    calls: int      # calls timed in total (all batches)
+
+
+def time_call(fn, *, min_time: float = 0.05, batches: int = 5, max_repeats: int = 1_000_000) -> Timing:
+    """Median seconds per call of ``fn()``.
+
+    One untimed call first (warm-up), then the number of calls per batch is
+    doubled until a batch lasts ≥ ``min_time`` seconds (at most ``max_repeats``
+    calls); then ``batches`` batches of that many calls are timed with
+    ``time.perf_counter`` and the median per-call time is returned.
+    """
     fn()
     calls = 1
-    while True:  # size a batch
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        dt = time.perf_counter() - t0
-        if dt >= min_time or calls >= max_calls:
-            break
-        calls = min(max_calls, max(calls * 2, int(calls * min_time / max(dt, 1e-9)) + 1))
-    samples = [dt / calls]
-    for _ in range(batches - 1):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - t0) / calls)
-    return float(np.median(samples))
+    while calls < max_repeats and _batch_seconds(fn, calls) < min_time:
+        calls = min(2 * calls, max_repeats)
+    samples = [_batch_seconds(fn, calls) / calls for _ in range(batches)]
+    return Timing(float(np.median(samples)), calls * batches)
 
 
-def fit_slope(xs, ys, min_x: float = 0.0) -> float:
-    """Least-squares slope of log(y) vs log(x) over points with x ≥ min_x (nan if < 2 points)."""
-    pts = [(x, y) for x, y in zip(xs, ys) if x >= min_x and y > 0]
+def _batch_seconds(fn, calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return time.perf_counter() - t0
+
+
+def timed_first_call(fn) -> float:
+    """Seconds of one call of ``fn()`` (use on first calls: JIT compile or cache load)."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """Limit every loaded OpenBLAS (numpy's, scipy's) to one thread inside the block.
+
+    The engine's kernels run on one thread, so LAPACK baselines are timed on
+    one thread too; multi-threaded OpenBLAS on a small shared machine also
+    stalls for milliseconds when its second thread is not scheduled. Finds the
+    libraries through /proc/self/maps (Linux); elsewhere it changes nothing.
+    Yields the file names of the libraries it limited.
+    """
+    controls = list(_openblas_thread_controls())
+    previous = [(set_threads, get_threads()) for _, set_threads, get_threads in controls]
+    for _, set_threads, _ in controls:
+        set_threads(1)
+    try:
+        yield [name for name, _, _ in controls]
+    finally:
+        for set_threads, n in previous:
+            set_threads(n)
+
+
+def _openblas_thread_controls():
+    """(library file name, set_num_threads, get_num_threads) for each loaded OpenBLAS."""
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = sorted({line.split()[-1] for line in fh if "openblas" in line.lower() and "/" in line})
+    except OSError:
+        return
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        for prefix in ("openblas", "scipy_openblas"):
+            for suffix in ("", "64_"):
+                set_threads = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                get_threads = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                if set_threads is not None and get_threads is not None:
+                    yield Path(path).name, set_threads, get_threads
+
+
+# --------------------------------------------------------------------- slopes
+def fit_slope(ns, ts, *, min_n: float = 64) -> float:
+    """Least-squares slope of log(t) against log(n) over the points with n ≥ min_n.
+
+    nan when fewer than two such points (or non-positive times) remain.
+    """
+    pts = [(n, t) for n, t in zip(ns, ts) if n >= min_n and t > 0]
     if len(pts) < 2:
-        return float("nan")
-    lx, ly = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
-    return float(np.polyfit(lx, ly, 1)[0])
+        return math.nan
+    ln, lt = np.log(np.array(pts, dtype=float)).T
+    return float(np.polyfit(ln, lt, 1)[0])
 
 
-def groups(rows, keys=("scene", "method")):
+def group_rows(rows, keys=("scene", "method")) -> dict:
+    """{tuple of the key values: [rows]} in first-seen order."""
     out: dict = {}
     for r in rows:
         out.setdefault(tuple(getattr(r, k) for k in keys), []).append(r)
     return out
 
 
-def slopes(rows, min_dofs: float, x: str = "dofs") -> dict:
-    """{(scene, method): slope of seconds_per_step vs x} fitted over x ≥ min_dofs."""
-    return {key: fit_slope([getattr(r, x) for r in rs], [r.seconds_per_step for r in rs], min_dofs)
-            for key, rs in groups(rows).items()}
+def slopes(rows, *, min_n: float = 64, x: str = "dofs", y: str = "seconds_per_step",
+           group=("scene", "method")) -> dict:
+    """{group key: fitted log-log slope of y against x over x ≥ min_n}."""
+    return {key: fit_slope([getattr(r, x) for r in rs], [getattr(r, y) for r in rs], min_n=min_n)
+            for key, rs in group_rows(rows, group).items()}
 
 
-def write_csv(rows, path: Path) -> None:
-    extras = []
+# --------------------------------------------------------------------- CSV
+def write_csv(rows, path) -> Path:
+    """Pinned columns, then the common ones, then every extra column seen (in order)."""
+    columns = list(PINNED_COLUMNS + COMMON_COLUMNS)
     for r in rows:
-        extras += [k for k in r.extra if k not in extras]
+        columns += [k for k in r.extra if k not in columns]
+    path = Path(path)
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(PINNED_COLUMNS) + extras)
-        w.writeheader()
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
         for r in rows:
-            w.writerow(r.as_dict())
+            writer.writerow(r.as_dict())
+    return path
 
 
+# --------------------------------------------------------------------- markdown
 def markdown_table(header, body) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(str(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in body]
     return "\n".join(lines)
 
 
-def fmt_seconds(s: float) -> str:
+def format_seconds(s: float) -> str:
+    """3 significant digits with a unit: '1.23 ms'; '—' for nan."""
     if not math.isfinite(s):
         return "—"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
@@ -106,56 +200,121 @@ def fmt_seconds(s: float) -> str:
 
 
 def results_table(rows) -> str:
-    """Sizes down, methods across: seconds per step."""
+    """Seconds per step: one line per (scene, n), one column per method."""
     methods = list(dict.fromkeys(r.method for r in rows))
     body = []
-    for (scene, n), rs in groups(rows, ("scene", "n")).items():
-        by = {r.method: r for r in rs}
-        body.append([scene, n, rs[0].dofs] + [fmt_seconds(by[m].seconds_per_step) if m in by else "—" for m in methods])
-    return markdown_table(["scene", "n", "dofs"] + methods, body)
+    for (scene, n), rs in group_rows(rows, ("scene", "n")).items():
+        by_method = {r.method: r for r in rs}
+        cells = [format_seconds(by_method[m].seconds_per_step) if m in by_method else "—" for m in methods]
+        body.append([scene, n, rs[0].dofs, *cells])
+    return markdown_table(["scene", "n", "dofs", *methods], body)
 
 
-def plot_loglog(rows, path: Path, title: str, slope_table: dict, y: str = "seconds_per_step",
-                ylabel: str = "seconds per call") -> None:
-    """Log-log plot of y vs dofs, one line per (scene, method), fitted slope in the legend."""
+def slopes_table(slope_by_key: dict, keys=("scene", "method")) -> str:
+    return markdown_table([*keys, "slope"], [[*key, f"{s:.2f}"] for key, s in slope_by_key.items()])
+
+
+def machine_summary() -> str:
+    """One line: cores, load, Python, numpy and numba versions (results depend on all of them)."""
+    load = f", load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
+    try:
+        import numba
+        numba_version = numba.__version__
+    except ImportError:
+        numba_version = "absent"
+    return (f"{platform.machine()} {platform.system()}, {os.cpu_count()} cores{load}; "
+            f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba_version}")
+
+
+def write_markdown(rows, path, title: str, slope_by_key: dict, extra_text: str = "", *, min_fit=64,
+                   setup: str = "") -> str:
+    """Write (and return) a markdown report: machine (and ``setup``, e.g. BLAS threads),
+    one results table per scene, the fitted slopes, then ``extra_text``."""
+    parts = [f"# {title}", "", f"Machine: {machine_summary()}.{' ' + setup if setup else ''}", "",
+             "Median seconds per call (`seconds_per_step`).", ""]
+    for (scene,), rs in group_rows(rows, ("scene",)).items():
+        parts += [f"## {scene}", "", results_table(rs), ""]
+    parts += [f"## log-log slopes (least squares on dofs ≥ {min_fit})", "", slopes_table(slope_by_key), ""]
+    if extra_text:
+        parts += [extra_text.rstrip(), ""]
+    text = "\n".join(parts)
+    Path(path).write_text(text)
+    return text
+
+
+# --------------------------------------------------------------------- plots
+def plot_loglog(rows, path, *, x: str = "dofs", y: str = "seconds_per_step", group=("scene", "method"),
+                title: str = "", min_fit: float = 64) -> Path:
+    """Log-log plot of y against x, one marker line per group, with the least-squares
+    line fitted on x ≥ min_fit drawn dashed and its slope in the legend."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 5))
-    for key, rs in groups(rows).items():
-        xs = [r.dofs for r in rs]
-        ys = [getattr(r, y) if y != "seconds_per_step" else r.seconds_per_step for r in rs]
-        s = slope_table.get(key, float("nan"))
-        ax.loglog(xs, ys, "o-", label=f"{'/'.join(key)}  (slope {s:.2f})", markersize=3)
-    ax.set_xlabel("degrees of freedom")
-    ax.set_ylabel(ylabel)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    slope_by_key = slopes(rows, min_n=min_fit, x=x, y=y, group=group)
+    for key, rs in group_rows(rows, group).items():
+        xs = np.array([getattr(r, x) for r in rs], dtype=float)
+        ys = np.array([getattr(r, y) for r in rs], dtype=float)
+        slope = slope_by_key[key]
+        (line,) = ax.loglog(xs, ys, "o-", markersize=3, label=f"{'/'.join(map(str, key))} (slope {slope:.2f})")
+        fit = xs >= min_fit
+        if math.isfinite(slope):
+            intercept = np.mean(np.log(ys[fit]) - slope * np.log(xs[fit]))
+            ax.loglog(xs[fit], np.exp(intercept) * xs[fit] ** slope, "--", color=line.get_color(), linewidth=0.8)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y.replace("_", " "))
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return Path(path)
 
 
+# --------------------------------------------------------------------- progress
 class Progress:
-    """Minimal terminal progress bar on stderr: ``for x in Progress(items, 'label')``."""
+    """A dependency-free progress bar on stderr.
 
-    def __init__(self, items, label: str = ""):
-        self.items = list(items)
+    As an iterator wrapper: ``for case in Progress(cases, "algorithms"): ...``.
+    As a context manager: ``with Progress(total=10, label="x") as bar: bar.update("step")``.
+    """
+
+    WIDTH = 30
+
+    def __init__(self, items=None, label: str = "", *, total: int | None = None, stream=None):
+        self.items = list(items) if items is not None else None
+        self.total = len(self.items) if self.items is not None else int(total or 0)
         self.label = label
+        self.done = 0
+        self.stream = stream or sys.stderr
 
     def __iter__(self):
-        total = len(self.items)
-        for i, item in enumerate(self.items):
-            self._draw(i, total, item)
-            yield item
-        self._draw(total, total, "done")
-        sys.stderr.write("\n")
+        with self:
+            for item in self.items:
+                self._draw(item)
+                yield item
+                self.done += 1
 
-    def _draw(self, i, total, item):
-        width = 30
-        filled = int(width * i / max(total, 1))
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {i}/{total} {str(item)[:40]:<40}")
-        sys.stderr.flush()
+    def __enter__(self):
+        self._draw("")
+        return self
+
+    def __exit__(self, *exc):
+        self._draw("done" if exc[0] is None else "failed")
+        self.stream.write("\n")
+        self.stream.flush()
+        return False
+
+    def update(self, item="", step: int = 1) -> None:
+        """Count ``step`` more items done and show ``item`` beside the bar."""
+        self.done += step
+        self._draw(item)
+
+    def _draw(self, item) -> None:
+        filled = int(self.WIDTH * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} {str(item)[:40]:<40}")
+        self.stream.flush()
