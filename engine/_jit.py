@@ -38,7 +38,8 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
 
     Without numba the function is returned unchanged, so a kernel must be
     valid Python over numpy arrays and scalars (no numba-only constructs).
-    ``inline=True`` inlines the function into its callers at numba-IR level:
+    Kernels release the GIL (``nogil``), so Python threads can run them in
+    parallel on separate workspaces. ``inline=True`` inlines the function into its callers at numba-IR level:
     used for small helpers on hot paths, where a call that passes array
     structs by value costs more than the arithmetic.
     """
@@ -46,7 +47,7 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
     def wrap(f):
         if not JIT_ENABLED:
             return f
-        return _numba.njit(cache=True, parallel=parallel, error_model="numpy", fastmath=_FASTMATH,
+        return _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
                            inline="always" if inline else "never")(f)
 
     return wrap if fn is None else wrap(fn)

@@ -252,3 +252,34 @@ def test_bad_scene_input_names_the_element():
         sc.add_loop_closure(1, "b1", (0, 0, 0), name="lc")
     with pytest.raises(ValueError, match="unknown solver 'magic'"):
         engine.Simulator(sc, "magic")
+
+
+def test_parallel_constraint_solves_match_sequential():
+    model = _hanging_chain(10, link=0.25)
+    q0 = np.tile([0.5, -0.2], 5)
+    out = []
+    for threads in (1, 2):
+        sc = engine.Scene(model, q0=q0)
+        R, p = engine.link_poses(model, q0)
+        sc.add_loop_closure(9, -1, p[9] + R[9] @ np.array([0, 0, -0.25]), kind="point", name="end")
+        sc.add_loop_closure(4, -1, p[4] + R[4] @ np.array([0, 0, -0.25]), kind="point", name="middle")
+        sc.add_spring(2, p[2], 7, p[7], 50.0, name="cross")
+        sim = engine.Simulator(sc, "pcg", dt=1 / 240, threads=threads, tol=1e-12)
+        sim.step(50)
+        out.append(sim.state.qd.copy())
+    assert rel_err(out[1], out[0]) < 1e-10
+
+
+def test_moving_load_travels_along_the_chain():
+    model = _hanging_chain(4, link=0.5)
+    sc = engine.Scene(model)
+    R, p = engine.link_poses(model, sc.q0)
+    path = [(i, p[i], p[i] + R[i] @ np.array([0, 0, -0.5])) for i in range(4)]
+    load = sc.add_moving_load((0.0, 100.0, 0.0), path, 1.0, 3.0, name="car")
+    assert load.at(0.5)[0] == -1 and load.at(3.5)[0] == -1
+    assert load.at(1.1)[0] == 0 and load.at(2.9)[0] == 3
+    body, x = load.at(2.0)  # halfway: the start of body 2
+    assert body in (1, 2) and np.allclose(sc.world_point(body, x), p[2], atol=1e-9)
+    sim = engine.Simulator(sc, "pcg", dt=1 / 120)
+    sim.step(int(2.0 * 120))
+    assert sim.state.q[0] > 0.05  # pushed sideways (+y) while it passed

@@ -27,6 +27,8 @@ M̃, LAPACK Cholesky).
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse
@@ -123,7 +125,8 @@ class RedMaxStepper:
     """Holds the preallocated buffers of one scene's RedMax step."""
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
-                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False):
+                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False,
+                 threads: int = 2):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         self.scene = scene
@@ -134,6 +137,8 @@ class RedMaxStepper:
         self.ordering = ordering
         self.post_stabilize = post_stabilize
         self.geometric_stiffness = bool(geometric_stiffness)
+        self.threads = max(1, int(threads))
+        self._pool = None
         n, nv = model.n_bodies, model.nv
         self.pairs = scene.pair_arrays()
         m = len(self.pairs[0])
@@ -351,17 +356,52 @@ class RedMaxStepper:
         bodies, rows, C = constraint_rows(self.scene.loop_closures, R, ws.X0_r)
         GT = self._constraint_jacobian_columns(bodies, rows)
         u0, total = self._solve(rhs, self.qd_guess)
-        Y = np.empty_like(GT)
         guesses = getattr(self, "_Y_guess", None)
-        for k in range(GT.shape[1]):  # one solve per constraint row (independent)
-            x0 = guesses[:, k] if guesses is not None and guesses.shape == GT.shape else np.zeros(model.nv)
-            Y[:, k], its = self._solve(GT[:, k], x0)
-            total += its
+        if guesses is None or guesses.shape != GT.shape:
+            guesses = np.zeros_like(GT)
+        Y, its = self._solve_columns(GT, guesses)
+        total += its
         self._Y_guess = Y
         S = GT.T @ Y  # G M̃⁻¹ Gᵀ (G q̇ = Gᵀᵀ q̇)
         lam = _solve_constraint_system(S, GT.T @ u0 + C / self.dt)
         self._projection = (Y, S)
         return u0 - Y @ lam, total
+
+    def _solve_columns(self, B, X0):
+        """M̃⁻¹ B column by column: the l independent solves of Eq. 3.2.
+
+        PCG runs them on ``threads`` Python threads (the kernels release the GIL),
+        each with private scratch arrays; the factorization is shared read-only.
+        The direct and dense solvers back-substitute all columns in one call.
+        """
+        if self.linear_solver != "pcg":
+            if self.linear_solver == "dense":
+                return scipy.linalg.cho_solve(self._chol, B, check_finite=False), 0
+            return np.column_stack([self._sparse_solve(B[:, k], None)[0] for k in range(B.shape[1])]), 0
+        l = B.shape[1]
+        if self.threads == 1 or l < 2:
+            cols = [self._pcg(B[:, k], X0[:, k]) for k in range(l)]
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.threads)
+            chunks = [range(t, l, self.threads) for t in range(self.threads)]
+            parts = list(self._pool.map(lambda ks: [(k, self._pcg_private(B[:, k], X0[:, k])) for k in ks], chunks))
+            cols = [None] * l
+            for part in parts:
+                for k, res in part:
+                    cols[k] = res
+        return np.column_stack([c[0] for c in cols]), sum(c[1] for c in cols)
+
+    def _pcg_private(self, b, x0):
+        """PCG with thread-private scratch (the shared workspace's factorization is only read)."""
+        model = self.model
+        n, nv = model.n_bodies, model.nv
+        z = np.zeros
+        ws = model.data._replace(pA=z((n, 6)), a=z((n, 6)), u=z(nv), tmp6=z(6), tmp6b=z(6))
+        x = x0.copy()
+        its = pcg_solve(model.tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
+                        self.max_iter, z(nv), z(nv), z(nv), z(nv), z((n, 6)), z((n, 6)))
+        return x, its
 
     def _project(self, q):
         """Post-stabilization: q ← q ⊕ (−M̃⁻¹Gᵀ (G M̃⁻¹Gᵀ)⁻¹ C(q)), Newton steps with the step's
