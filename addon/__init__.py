@@ -5,7 +5,13 @@ and numba status; authoring, baking and demo scenes come with the add-on issue.
 """
 from __future__ import annotations
 
+import os
+
 import bpy
+
+if __package__ and __package__.startswith("bl_ext.") and "NUMBA_CACHE_DIR" not in os.environ:
+    # compiled kernels are cached in the extension's user folder (set before the engine imports numba)
+    os.environ["NUMBA_CACHE_DIR"] = bpy.utils.extension_path_user(__package__.rsplit(".", 1)[0], path="numba_cache", create=True)
 
 try:  # inside the installed extension: <ext>.engine
     from .. import engine
