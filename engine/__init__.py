@@ -3,7 +3,7 @@
 Pure Python + numba; never imports Blender. Conventions: SI units, Z up,
 gravity (0, 0, −9.81), spatial vectors [angular; linear] (docs/conventions.md).
 """
-from . import joints
+from . import joints, scenes
 from ._jit import HAVE_NUMBA, JIT_ENABLED
 from .algorithms import (
     aba, bias_forces, body_velocities, cholesky_inverse, cholesky_solve, crba, forward_kinematics,
@@ -24,6 +24,6 @@ __all__ = [
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
     "forward_kinematics", "link_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy",
-    "random_tree", "random_configuration", "load_urdf", "Scene", "Simulator", "joints", "HAVE_NUMBA", "JIT_ENABLED",
+    "random_tree", "random_configuration", "load_urdf", "Scene", "Simulator", "scenes", "joints", "HAVE_NUMBA", "JIT_ENABLED",
 ]
 from .energy import energy, kinetic_energy, potential_energy  # noqa: E402

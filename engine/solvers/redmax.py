@@ -323,14 +323,16 @@ class RedMaxStepper:
         closures = self.scene.loop_closures
         if not closures:
             qd_new, its = self._solve(rhs, self.qd_guess)
-            total_its = its
+            total_its, max_its, solves = its, its, 1
         else:
-            qd_new, total_its = self._solve_with_closures(rhs)
+            qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
         self.qd_guess = qd_new
         q_new = _integrate(model, q, qd_new, h)
         if closures and self.post_stabilize:
             q_new = self._project(q_new)
-        self.last_iterations = total_its
+        self.last_iterations = max_its  # per linear solve, the most any solve of this step took
+        self.last_total_iterations = total_its
+        self.last_solves = solves
         return q_new, qd_new
 
     def _constraint_jacobian_columns(self, bodies, rows):
@@ -359,13 +361,13 @@ class RedMaxStepper:
         guesses = getattr(self, "_Y_guess", None)
         if guesses is None or guesses.shape != GT.shape:
             guesses = np.zeros_like(GT)
-        Y, its = self._solve_columns(GT, guesses)
-        total += its
+        Y, col_its = self._solve_columns(GT, guesses)
+        its = (total + sum(col_its), max([total] + col_its), 1 + len(col_its))
         self._Y_guess = Y
         S = GT.T @ Y  # G M̃⁻¹ Gᵀ (G q̇ = Gᵀᵀ q̇)
         lam = _solve_constraint_system(S, GT.T @ u0 + C / self.dt)
         self._projection = (Y, S)
-        return u0 - Y @ lam, total
+        return u0 - Y @ lam, its
 
     def _solve_columns(self, B, X0):
         """M̃⁻¹ B column by column: the l independent solves of Eq. 3.2.
@@ -376,8 +378,8 @@ class RedMaxStepper:
         """
         if self.linear_solver != "pcg":
             if self.linear_solver == "dense":
-                return scipy.linalg.cho_solve(self._chol, B, check_finite=False), 0
-            return np.column_stack([self._sparse_solve(B[:, k], None)[0] for k in range(B.shape[1])]), 0
+                return scipy.linalg.cho_solve(self._chol, B, check_finite=False), [0] * B.shape[1]
+            return np.column_stack([self._sparse_solve(B[:, k], None)[0] for k in range(B.shape[1])]), [0] * B.shape[1]
         l = B.shape[1]
         if self.threads == 1 or l < 2:
             cols = [self._pcg(B[:, k], X0[:, k]) for k in range(l)]
@@ -390,7 +392,7 @@ class RedMaxStepper:
             for part in parts:
                 for k, res in part:
                     cols[k] = res
-        return np.column_stack([c[0] for c in cols]), sum(c[1] for c in cols)
+        return np.column_stack([c[0] for c in cols]), [c[1] for c in cols]
 
     def _pcg_private(self, b, x0):
         """PCG with thread-private scratch (the shared workspace's factorization is only read)."""

@@ -1,0 +1,10 @@
+"""Ready-made scenes: ``engine.scenes.<name>(...) -> Scene``.
+
+Simple scenes for tests and demos (``pendulum``, ``chain``, ``four_bar``) and
+the thesis's benchmark scenes (``bridge``; ``umbrella`` and ``tree`` to come).
+All in SI units with the engine's conventions (Z up, gravity −9.81 m/s²).
+"""
+from .bridge import bridge
+from .simple import chain, four_bar, pendulum
+
+__all__ = ["pendulum", "chain", "four_bar", "bridge"]

@@ -1,0 +1,72 @@
+"""Small scenes for tests and demos."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import ModelBuilder
+from ..scene import Scene
+
+
+def _rod_inertia(mass: float, length: float, radius: float = 0.02):
+    """Principal moments (x, y, z) of a solid rod along z."""
+    t = mass * (3 * radius**2 + length**2) / 12.0
+    return (t, t, 0.5 * mass * radius**2)
+
+
+def pendulum(length: float = 1.0, mass: float = 1.0, angle: float = 0.5) -> Scene:
+    """A rod of ``length`` m and ``mass`` kg hinged about x at the origin, started ``angle`` rad from vertical."""
+    b = ModelBuilder()
+    b.add_body("rod", joint="revolute", axis=(1, 0, 0), com=(0, 0, -length / 2), mass=mass,
+               inertia=_rod_inertia(mass, length), joint_name="hinge")
+    return Scene(b.finalize(), name="pendulum", q0=np.array([angle]))
+
+
+def chain(n: int = 10, link_length: float = 0.25, link_mass: float = 0.5, angle: float = 0.3) -> Scene:
+    """n rods hinged about x end to end, hanging from the origin; the first starts ``angle`` rad out."""
+    if n < 1:
+        raise ValueError("chain needs at least one link")
+    b = ModelBuilder()
+    for i in range(n):
+        b.add_body(f"link{i}", parent=i - 1, joint="revolute", axis=(1, 0, 0),
+                   joint_origin=(0, 0, -link_length if i else 0.0), com=(0, 0, -link_length / 2), mass=link_mass,
+                   inertia=_rod_inertia(link_mass, link_length), joint_name=f"hinge{i}")
+    q0 = np.zeros(n)
+    q0[0] = angle
+    return Scene(b.finalize(), name=f"chain{n}", q0=q0)
+
+
+def four_bar(crank: float = 0.4, coupler: float = 1.0, rocker: float = 0.8, ground: float = 1.0,
+             crank_angle: float = 1.2) -> Scene:
+    """Planar four-bar linkage in the yz plane, hinges about x.
+
+    Crank (pivot at the origin) and coupler form a tree; the rocker hangs from
+    the ground pivot at y = ``ground``; the coupler's end is pinned to the
+    rocker's end by a hinge loop closure. Bar masses 1 kg per metre.
+    """
+    # solve the closed configuration: coupler end must meet the rocker end
+    A = np.array([0.0, crank * np.cos(crank_angle), crank * np.sin(crank_angle)])
+    D = np.array([0.0, ground, 0.0])
+    d = np.linalg.norm(D - A)
+    if not (abs(coupler - rocker) < d < coupler + rocker):
+        raise ValueError("four_bar: these bar lengths cannot close at this crank angle")
+    a = (coupler**2 - rocker**2 + d**2) / (2 * d)
+    h = np.sqrt(coupler**2 - a**2)
+    u = (D - A) / d
+    perp = np.array([0.0, -u[2], u[1]])
+    B = A + a * u + h * perp  # coupler/rocker joint
+    b = ModelBuilder()
+
+    def bar(name, parent, origin, direction_angle, length, jname):
+        # bars lie along their link's local +y axis, rotated about x by direction_angle
+        c, s = np.cos(direction_angle / 2), np.sin(direction_angle / 2)
+        return b.add_body(name, parent=parent, joint="revolute", axis=(1, 0, 0), joint_origin=origin,
+                          joint_rotation=(c, s, 0, 0), com=(0, length / 2, 0), mass=length,
+                          inertia=(length**3 / 12 + 1e-4, 1e-4, length**3 / 12 + 1e-4), joint_name=jname)
+
+    ang = lambda v: np.arctan2(v[2], v[1])  # noqa: E731
+    bar("crank", -1, (0, 0, 0), crank_angle, crank, "crank_pivot")
+    bar("coupler", "crank", (0, crank, 0), ang(B - A) - crank_angle, coupler, "crank_coupler")
+    bar("rocker", -1, tuple(D), ang(B - D), rocker, "rocker_pivot")
+    scene = Scene(b.finalize(), name="four_bar")
+    scene.add_loop_closure("coupler", "rocker", B, kind="hinge", axis=(1, 0, 0), name="coupler_rocker")
+    return scene
