@@ -62,3 +62,16 @@ def test_heavy_car_bends_deck_and_towers_more_and_deck_stays_connected():
 def test_four_bar_stays_closed():
     sim, _ = _run(engine.scenes.four_bar(), "pcg", 5.0, 1 / 240)
     assert sim.stats.constraint_error < 1e-6
+
+
+def test_umbrella_opens_and_solvers_agree():
+    traj, sims = {}, {}
+    for solver in ("pcg", "direct", "dense"):
+        sims[solver], traj[solver] = _run(engine.scenes.umbrella(2), solver, 5.0, 1 / 60)
+    assert rel_err(traj["pcg"], traj["dense"]) < 1e-6
+    assert rel_err(traj["direct"], traj["dense"]) < 1e-6
+    scene = sims["pcg"].scene
+    assert engine.scenes.rib_angle(scene, scene.q0) < 0.2
+    assert engine.scenes.rib_angle(scene, traj["pcg"][-1]) > 1.0  # opened (rad from the downward vertical)
+    assert sims["pcg"].stats.constraint_error < 1e-6
+    assert max(sims["pcg"].stats.iterations) > 1  # the taut canopy couples neighbouring ribs
