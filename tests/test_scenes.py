@@ -22,7 +22,9 @@ def _run(scene, solver, seconds, dt):
     lambda: engine.scenes.four_bar(),
     lambda: engine.scenes.bridge(9, 0, car_mass=NORMAL_CAR),
     lambda: engine.scenes.bridge(9, 2),
-], ids=["pendulum", "chain", "four_bar", "bridge_rigid", "bridge_flexible"])
+    lambda: engine.scenes.tree(3, "siblings"),
+    lambda: engine.scenes.tree(3, "square"),
+], ids=["pendulum", "chain", "four_bar", "bridge_rigid", "bridge_flexible", "tree", "tree_square"])
 def test_scene_runs_5s_and_solvers_agree(make):
     traj = {s: _run(make(), s, 5.0, 1 / 60)[1] for s in ("pcg", "direct", "dense")}
     assert rel_err(traj["pcg"], traj["dense"]) < 1e-6

@@ -1,11 +1,12 @@
 """Ready-made scenes: ``engine.scenes.<name>(...) -> Scene``.
 
 Simple scenes for tests and demos (``pendulum``, ``chain``, ``four_bar``) and
-the thesis's benchmark scenes (``bridge``, ``umbrella``; ``tree`` to come).
+the thesis's benchmark scenes (``bridge``, ``umbrella``, ``tree``).
 All in SI units with the engine's conventions (Z up, gravity −9.81 m/s²).
 """
 from .bridge import bridge
 from .simple import chain, four_bar, pendulum
+from .tree import tree
 from .umbrella import rib_angle, umbrella
 
-__all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle"]
+__all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle", "tree"]
