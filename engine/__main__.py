@@ -11,6 +11,8 @@ def _add_bench(sub, suites) -> None:
     bench.add_argument("suite", help=f"one of: {', '.join(suites)}")
     bench.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
     bench.add_argument("--out", default="bench_out", metavar="DIR", help="output folder (default: bench_out)")
+    bench.add_argument("--sim-time", type=float, default=None, metavar="SECONDS",
+                       help="scene time simulated per run (redmax suite; default 5 s, 0.2 s with --quick)")
     bench.set_defaults(func=_bench)
 
 
@@ -20,7 +22,7 @@ def _bench(args) -> int:
     if args.suite not in SUITES:
         print(f"error: unknown benchmark suite '{args.suite}' (available: {', '.join(SUITES)})", file=sys.stderr)
         return 2
-    res = run_suite(args.suite, args.out, quick=args.quick)
+    res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time)
     print(res["text"])
     for path in [res["csv"], res["markdown"], *res["plots"]]:
         print(f"wrote {path}")

@@ -43,3 +43,18 @@ def test_unknown_suite_is_a_one_line_error():
     assert res.returncode != 0
     assert "Traceback" not in res.stderr
     assert res.stderr.strip().count("\n") == 0 and "nosuch" in res.stderr
+
+
+def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
+    res = run_cli("bench", "redmax", "--quick", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr[-3000:]
+    with open(tmp_path / "redmax.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0].keys())[:7] == PINNED
+    scenes = {r["scene"] for r in rows}
+    assert {"bridge_rigid", "bridge_flexible", "umbrella", "tree", "tree_square"} <= scenes
+    assert {r["method"] for r in rows} == {"pcg", "direct", "dense"}
+    assert all(float(r["iterations"]) == 1.0 for r in rows if r["scene"] == "bridge_rigid" and r["method"] == "pcg")
+    text = (tmp_path / "redmax.md").read_text()
+    assert "Side by side with the thesis" in text
+    assert (tmp_path / "redmax_iterations.png").exists() and (tmp_path / "redmax_sparsity_umbrella.png").exists()

@@ -10,24 +10,28 @@ from pathlib import Path
 
 from . import report
 from .algorithms import run_algorithms
+from .redmax import run_redmax
 
-SUITES = {"algorithms": run_algorithms}
+SUITES = {"algorithms": run_algorithms, "redmax": run_redmax}
 
 
-def run_suite(name: str, out_dir="bench_out", quick: bool = False) -> dict:
+def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) -> dict:
     """Run suite ``name``; write DIR/NAME.csv, DIR/NAME.md and DIR/NAME_<scene>.png.
 
     Returns {"csv": path, "markdown": path, "plots": [paths], "text": markdown}.
     Raises KeyError for an unknown suite.
     """
     with report.single_threaded_blas() as limited:
-        result = SUITES[name](quick=quick)
+        result = SUITES[name](quick=quick, **{k: v for k, v in options.items() if v is not None})
     blas = f"BLAS on one thread ({', '.join(limited)})." if limited else "BLAS threads not limited (no OpenBLAS found)."
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = report.write_csv(result.rows, out / f"{name}.csv")
     plots = [report.plot_loglog(rows, out / f"{name}_{scene}.png", title=f"{name}: {scene}", min_fit=result.min_fit)
              for (scene,), rows in report.group_rows(result.rows, ("scene",)).items()]
+    for fname, draw in result.figures.items():
+        draw(out / fname)
+        plots.append(out / fname)
     images = "\n".join(f"![{p.stem}]({p.name})" for p in plots)
     slopes = report.slopes(result.rows, min_n=result.min_fit)
     title = f"bench {name}" + (" (--quick: few sizes, slopes indicative only)" if quick else "")

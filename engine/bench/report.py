@@ -63,6 +63,7 @@ class SuiteResult:
     rows: list
     extra_text: str = ""
     min_fit: int = 64
+    figures: dict = field(default_factory=dict)  # file name → draw(path): extra plots of the suite
 
 
 # --------------------------------------------------------------------- timing
