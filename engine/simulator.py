@@ -10,6 +10,7 @@ from .algorithms.aba import aba_kernel
 from .energy import kinetic_energy, potential_energy
 from .errors import SimulationError
 from .integrators import integrate
+from .joints import difference
 from .model import State
 from .scene import Scene
 from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
@@ -111,7 +112,6 @@ class Simulator:
         joint_pe = 0.0
         for j in st._stiff_joints:
             name = self.model.joint_names[j]
-            from .joints import difference
             d = difference(int(self.model.joint_type[j]), sc.joint_rest[self.model.q_slice(name)], s.q[self.model.q_slice(name)])
             joint_pe += 0.5 * float(sc.joint_stiffness[self.model.v_slice(name)] @ (d * d))
         return (kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q) + st.spring_energy
