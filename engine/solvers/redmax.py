@@ -299,7 +299,10 @@ class RedMaxStepper:
     def _sparse_solve(self, b, x0):
         kind, lu = self._lu
         rhs = b[self._perm] if self.ordering == "leaf-to-root" else b
-        x = _pypardiso.spsolve(lu, rhs) if kind == "pardiso" else lu.solve(rhs)
+        if kind == "pardiso":  # pypardiso squeezes 1 × 1 results to scalars
+            x = np.asarray(_pypardiso.spsolve(lu, np.ascontiguousarray(rhs)), dtype=float).reshape(rhs.shape)
+        else:
+            x = lu.solve(rhs)
         if self.ordering == "leaf-to-root":
             out = np.empty_like(x)
             out[self._perm] = x
