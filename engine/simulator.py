@@ -43,7 +43,7 @@ class Simulator:
     solver: ``"explicit"`` (ABA + symplectic Euler), ``"pcg"``, ``"direct"``,
     ``"dense"`` (RedMax linearly implicit step, Eq. 2.13). Options for the
     RedMax solvers: ``tol`` (PCG relative residual, default 1e-8), ``max_iter``,
-    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"colamd"``).
+    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``).
     """
 
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):

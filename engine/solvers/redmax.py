@@ -20,9 +20,10 @@ post-stabilization projection of q⁺ (Newton steps in the M̃ metric, reusing
 the same M̃⁻¹Gᵀ columns) that removes the remaining drift.
 
 Linear solvers: ``"pcg"`` (projected block Jacobi preconditioned CG, never
-forming J), ``"direct"`` (sparse M̃ assembled once per step, factored by a
-sparse direct solver: PARDISO via pypardiso when installed, else SuperLU;
-leaf-to-root ordering so the tree part has no fill-in), ``"dense"`` (dense
+forming J), ``"direct"`` (M̃ assembled each step and factored by a sparse LDLᵀ whose
+symbolic analysis — elimination tree and column counts of the fixed
+structural pattern — is done once; rows ordered leaf-to-root so the tree part
+has no fill-in; PARDISO via pypardiso instead when installed), ``"dense"`` (dense
 M̃, LAPACK Cholesky).
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
 from .. import joints as J
@@ -47,6 +49,7 @@ from ..spatial import add_transformed_inertia, compose_transforms, transform_mot
 from .block_jacobi import block_jacobi_solve, pcg_solve
 from .constraints import constraint_rows
 from .reduced_operators import jacobian_product, jacobian_transpose_product, system_product
+from .sparse_ldl import SparseLDL
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
 
@@ -111,6 +114,39 @@ def ancestor_columns(tree, ws, body, idx, vec):
     return count
 
 
+@kernel
+def add_pair_couplings(tree, ws, pair_a, pair_b, coupling, M, idx_a, vec_a, idx_b, vec_b):
+    """M += Σ J_aᵀ C_ab J_b + (J_aᵀ C_ab J_b)ᵀ over pairs joining two bodies (dense M)."""
+    CV = np.empty(6)
+    for s in range(pair_a.shape[0]):
+        a = pair_a[s]
+        b = pair_b[s]
+        if a < 0 or b < 0:
+            continue
+        C = coupling[s]
+        zero = True
+        for r in range(6):
+            for c in range(6):
+                if C[r, c] != 0.0:
+                    zero = False
+        if zero:
+            continue
+        na = ancestor_columns(tree, ws, a, idx_a, vec_a)
+        nb = ancestor_columns(tree, ws, b, idx_b, vec_b)
+        for j in range(nb):
+            for r in range(6):
+                t = 0.0
+                for c in range(6):
+                    t += C[r, c] * vec_b[j, c]
+                CV[r] = t
+            for i in range(na):
+                v = 0.0
+                for r in range(6):
+                    v += vec_a[i, r] * CV[r]
+                M[idx_a[i], idx_b[j]] += v
+                M[idx_b[j], idx_a[i]] += v
+
+
 def _body_damping_blocks(model, d):
     """D_m = d·I₆ on each body twist (COM frame), moved to link frames: X_blᵀ (dI) X_bl."""
     out = np.zeros((model.n_bodies, 6, 6))
@@ -152,12 +188,19 @@ class RedMaxStepper:
         self._lnk = [np.zeros((n, 6)) for _ in range(2)]
         self.qd_guess = scene.qd0.copy()
         self.spring_energy = 0.0
-        self._stiff_joints = [j for j in range(n) if scene.joint_stiffness[model.v_start[j]:model.v_start[j] + model.joint_nv[j]].any()]
+        stiff = [j for j in range(n) if scene.joint_stiffness[model.v_start[j]:model.v_start[j] + model.joint_nv[j]].any()]
+        self._stiff_joints = stiff
+        # scalar-coordinate joints (revolute, prismatic, universal): q and v indices coincide per dof
+        scalar = [j for j in stiff if model.joint_type[j] in (J.REVOLUTE, J.PRISMATIC, J.UNIVERSAL)]
+        self._scalar_q = np.array([model.q_start[j] + k for j in scalar for k in range(model.joint_nv[j])], dtype=np.int64)
+        self._scalar_v = np.array([model.v_start[j] + k for j in scalar for k in range(model.joint_nv[j])], dtype=np.int64)
+        self._manifold_joints = [j for j in stiff if j not in set(scalar)]
         self._cols_idx = np.zeros(nv, dtype=np.int64)
         self._cols_idx_b = np.zeros(nv, dtype=np.int64)
         self._cols_vec = np.zeros((nv, 6))
         self._cols_vec_b = np.zeros((nv, 6))
         self._perm = np.arange(nv)[::-1].copy()  # leaf-to-root
+        self._csc = None
         self.last_iterations = 0
         self.constraint_error = 0.0
 
@@ -166,7 +209,9 @@ class RedMaxStepper:
         """f_r = −K_r (q ⊖ q_rest) (nv,) and r = h D_r + h² K_r."""
         sc, model, h = self.scene, self.model, self.dt
         f = np.zeros(model.nv)
-        for j in self._stiff_joints:
+        iq, iv = self._scalar_q, self._scalar_v
+        f[iv] = -sc.joint_stiffness[iv] * (q[iq] - sc.joint_rest[iq])
+        for j in self._manifold_joints:  # spherical: the rotation vector from the rest quaternion
             qs, vs = model.q_slice(model.joint_names[j]), model.v_slice(model.joint_names[j])
             f[vs] = -sc.joint_stiffness[vs] * J.difference(int(model.joint_type[j]), sc.joint_rest[qs], q[qs])
         return f, h * sc.joint_damping + h * h * sc.joint_stiffness
@@ -202,7 +247,7 @@ class RedMaxStepper:
                 self._chol = scipy.linalg.cho_factor(Mt, lower=True, check_finite=False)
                 self._solve = lambda b, x0: (scipy.linalg.cho_solve(self._chol, b, check_finite=False), 0)
             else:
-                self._factor_sparse(self.assemble_sparse())
+                self._factor_sparse(self.assemble_dense())
                 self._solve = self._sparse_solve
 
     def _pcg(self, b, x0):
@@ -227,48 +272,15 @@ class RedMaxStepper:
         block_jacobi_solve(self.model.tree, self.model.data, np.ascontiguousarray(x, float), out)
         return out
 
-    def _pair_entries(self):
-        """(rows, cols, vals) of Σ J_aᵀ C_ab J_b + transposes over coupled pairs."""
-        model, ws = self.model, self.model.data
-        rows, cols, vals = [], [], []
-        ia, ib, va, vb = self._cols_idx, self._cols_idx_b, self._cols_vec, self._cols_vec_b
-        for s in range(len(self.pairs[0])):
-            a, b = int(self.pairs[0][s]), int(self.pairs[1][s])
-            if a < 0 or b < 0 or not self.active[s] and not self.D[s].any():
-                continue
-            na = ancestor_columns(model.tree, ws, a, ia, va)
-            nb = ancestor_columns(model.tree, ws, b, ib, vb)
-            block = va[:na] @ self.coupling[s] @ vb[:nb].T
-            R, C = np.meshgrid(ia[:na], ib[:nb], indexing="ij")
-            rows += [R.ravel(), C.ravel()]
-            cols += [C.ravel(), R.ravel()]
-            vals += [block.ravel(), block.ravel()]
-        if not rows:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
-
     def assemble_dense(self):
         """M̃ (nv, nv) dense (Eq. 2.14)."""
         model = self.model
         M = np.zeros((model.nv, model.nv))
         composite_inertia_matrix(model.tree, model.data, self.A, M)
-        r, c, v = self._pair_entries()
-        np.add.at(M, (r, c), v)
+        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, M,
+                           self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         M[np.diag_indices_from(M)] += self._r
         return M
-
-    def assemble_sparse(self):
-        """M̃ as a scipy CSC matrix: entries only where the dofs share a root path or a coupled pair."""
-        model = self.model
-        M = np.zeros((model.nv, model.nv))  # composite inertias fill only ancestor pairs
-        composite_inertia_matrix(model.tree, model.data, self.A, M)
-        mask = self._tree_pattern()
-        r0, c0 = mask
-        r, c, v = self._pair_entries()
-        rows = np.concatenate([r0, r, np.arange(model.nv)])
-        cols = np.concatenate([c0, c, np.arange(model.nv)])
-        vals = np.concatenate([M[r0, c0], v, self._r])
-        return scipy.sparse.csc_matrix((vals, (rows, cols)), shape=(model.nv, model.nv))
 
     def _tree_pattern(self):
         pat = getattr(self, "_pattern", None)
@@ -286,28 +298,54 @@ class RedMaxStepper:
             pat = self._pattern = (np.array(rows, np.int64), np.array(cols, np.int64))
         return pat
 
-    def _factor_sparse(self, Mt):
-        if self.ordering == "leaf-to-root":
-            P = self._perm
-            Mt = Mt[P][:, P].tocsc()
+    def _structural_pattern(self):
+        """CSC pattern of M̃ for the whole run: ancestor pairs of the tree plus, for every
+        spring joining two bodies, all (ancestor dof of a, ancestor dof of b) pairs."""
+        if getattr(self, "_csc", None) is None:
+            model, nv = self.model, self.model.nv
+            r0, c0 = self._tree_pattern()
+            rows, cols = [r0, np.arange(nv)], [c0, np.arange(nv)]
+
+            def dofs_up(body):
+                out = []
+                j = body
+                while j >= 0:
+                    out += range(model.v_start[j], model.v_start[j] + model.joint_nv[j])
+                    j = model.body_parent[j]
+                return np.array(out, dtype=np.int64)
+
+            for a, b in zip(self.pairs[0], self.pairs[1]):
+                if a >= 0 and b >= 0:
+                    da, db = dofs_up(int(a)), dofs_up(int(b))
+                    R, C = np.meshgrid(da, db, indexing="ij")
+                    rows += [R.ravel(), C.ravel()]
+                    cols += [C.ravel(), R.ravel()]
+            pat = scipy.sparse.csc_matrix((np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
+                                          shape=(nv, nv))
+            pat.sum_duplicates()
+            pat.sort_indices()
+            col_of = np.repeat(np.arange(nv), np.diff(pat.indptr))
+            if self.ordering not in ("leaf-to-root", "rcm"):
+                raise ValueError(f"unknown ordering {self.ordering!r}; expected 'leaf-to-root' or 'rcm'")
+            perm = self._perm if self.ordering == "leaf-to-root" else scipy.sparse.csgraph.reverse_cuthill_mckee(pat, symmetric_mode=True)
+            self._csc = (pat.indices.astype(np.int64), col_of)
+            self._ldl = SparseLDL(pat.indptr, pat.indices, nv, perm)
+        return self._csc
+
+    def _factor_sparse(self, Mt_dense):
+        """Numeric LDLᵀ on the fixed pattern (symbolic analysis done once), or PARDISO."""
+        rows, cols = self._structural_pattern()
         if _pypardiso is not None:
-            self._lu = ("pardiso", Mt.tocsr())
+            self._lu = ("pardiso", scipy.sparse.csr_matrix(Mt_dense))
         else:
-            spec = "NATURAL" if self.ordering == "leaf-to-root" else "COLAMD"
-            self._lu = ("superlu", scipy.sparse.linalg.splu(Mt, permc_spec=spec, options=dict(SymmetricMode=True)))
+            self._ldl.factor(Mt_dense[rows, cols])
+            self._lu = ("ldl", self._ldl)
 
     def _sparse_solve(self, b, x0):
         kind, lu = self._lu
-        rhs = b[self._perm] if self.ordering == "leaf-to-root" else b
         if kind == "pardiso":  # pypardiso squeezes 1 × 1 results to scalars
-            x = np.asarray(_pypardiso.spsolve(lu, np.ascontiguousarray(rhs)), dtype=float).reshape(rhs.shape)
-        else:
-            x = lu.solve(rhs)
-        if self.ordering == "leaf-to-root":
-            out = np.empty_like(x)
-            out[self._perm] = x
-            x = out
-        return x, 0
+            return np.asarray(_pypardiso.spsolve(lu, np.ascontiguousarray(b)), dtype=float).reshape(b.shape), 0
+        return lu.solve(b), 0
 
     # --------------------------------------------------------------- step
     def step(self, q, qd, t):
