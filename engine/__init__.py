@@ -23,7 +23,7 @@ __all__ = [
     "Model", "ModelBuilder", "State", "Data", "ModelError", "URDFError", "SimulationError",
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
     "forward_kinematics", "link_poses", "body_velocities", "link_velocities",
-    "integrate", "rk4_step", "semi_implicit_euler_step", "energy",
+    "integrate", "rk4_step", "semi_implicit_euler_step", "energy", "kinetic_energy", "potential_energy",
     "random_tree", "random_configuration", "load_urdf", "Scene", "Simulator", "scenes", "joints", "HAVE_NUMBA", "JIT_ENABLED",
 ]
 from .energy import energy, kinetic_energy, potential_energy  # noqa: E402

@@ -15,7 +15,7 @@ Bodies are stored topologically ordered (``parent[i] < i``; the world is -1).
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

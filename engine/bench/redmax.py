@@ -15,7 +15,6 @@ with a 500× heavy car; umbrella; tree (siblings and square variants).
 """
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np

@@ -34,7 +34,6 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.sparse.csgraph
-import scipy.sparse.linalg
 
 from .. import joints as J
 from .._jit import kernel
@@ -42,13 +41,12 @@ from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
-from ..errors import SimulationError
 from ..forces.point_force import point_force_kernel
 from ..forces.point_pair import point_pair_kernel
 from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
 from .block_jacobi import block_jacobi_solve, pcg_solve
 from .constraints import constraint_rows
-from .reduced_operators import jacobian_product, jacobian_transpose_product, system_product
+from .reduced_operators import jacobian_transpose_product, system_product
 from .sparse_ldl import SparseLDL
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
@@ -394,7 +392,7 @@ class RedMaxStepper:
 
     def _solve_with_closures(self, rhs):
         """Eq. 3.2: (G M̃⁻¹ Gᵀ) λ = G M̃⁻¹ f̃ + C/h, q̇ = M̃⁻¹ f̃ − M̃⁻¹Gᵀ λ."""
-        model, ws = self.model, self.model.data
+        ws = self.model.data
         R = np.transpose(ws.X0_E, (0, 2, 1))
         bodies, rows, C = constraint_rows(self.scene.loop_closures, R, ws.X0_r)
         GT = self._constraint_jacobian_columns(bodies, rows)
