@@ -54,7 +54,9 @@ class MovingLoad:
         """(body, link point) at time t, or (−1, None) when off the path."""
         if t < self.t_start or t > self.t_end or not self.path:
             return WORLD, None
-        lengths = np.array([np.linalg.norm(e - s) for _, s, e in self.path])
+        lengths = self.__dict__.get("_lengths")
+        if lengths is None:
+            lengths = self.__dict__["_lengths"] = np.array([np.linalg.norm(e - s) for _, s, e in self.path])
         total = lengths.sum()
         d = (t - self.t_start) / max(self.t_end - self.t_start, 1e-12) * total
         for (body, s, e), ln in zip(self.path, lengths):

@@ -254,7 +254,8 @@ def test_bad_scene_input_names_the_element():
         engine.Simulator(sc, "magic")
 
 
-def test_parallel_constraint_solves_match_sequential():
+def test_parallel_constraint_solves_match_sequential(monkeypatch):
+    monkeypatch.setattr(engine.solvers.redmax, "PARALLEL_MIN_DOFS", 1)  # force threads on this small chain
     model = _hanging_chain(10, link=0.25)
     q0 = np.tile([0.5, -0.2], 5)
     out = []

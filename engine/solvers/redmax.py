@@ -50,6 +50,7 @@ from .reduced_operators import jacobian_transpose_product, system_product
 from .sparse_ldl import SparseLDL
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
+PARALLEL_MIN_DOFS = 200  # below this, one PCG solve is cheaper than a thread hand-off
 
 try:  # PARDISO, as in the thesis, when available
     import pypardiso as _pypardiso
@@ -420,7 +421,7 @@ class RedMaxStepper:
                 return scipy.linalg.cho_solve(self._chol, B, check_finite=False), [0] * B.shape[1]
             return np.column_stack([self._sparse_solve(B[:, k], None)[0] for k in range(B.shape[1])]), [0] * B.shape[1]
         l = B.shape[1]
-        if self.threads == 1 or l < 2:
+        if self.threads == 1 or l < 2 or self.model.nv < PARALLEL_MIN_DOFS:  # hand-off costs more than small solves
             cols = [self._pcg(B[:, k], X0[:, k]) for k in range(l)]
         else:
             if self._pool is None:
