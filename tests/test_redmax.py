@@ -284,3 +284,37 @@ def test_moving_load_travels_along_the_chain():
     sim = engine.Simulator(sc, "pcg", dt=1 / 120)
     sim.step(int(2.0 * 120))
     assert sim.state.q[0] > 0.05  # pushed sideways (+y) while it passed
+
+
+def _free_box(kind, axis=(1.0, 0.0, 0.0), axis_b=None):
+    b = engine.ModelBuilder()
+    b.add_body("box", joint="free", mass=2.0, inertia=(0.05, 0.08, 0.11))
+    model = b.finalize()
+    q0 = model.neutral_q()
+    q0[:3] = (0.0, 0.3, -0.4)
+    sc = engine.Scene(model, q0=q0, qd0=np.array([0.4, -0.3, 0.2, 0.1, 0.0, 0.0]))
+    sc.add_loop_closure("box", -1, (0.0, 0.0, 0.0), kind=kind, axis=axis, axis_b=axis_b, name=f"{kind}_pin")
+    return sc
+
+
+@pytest.mark.parametrize("kind", ["point", "hinge", "universal", "fixed"])
+def test_loop_closure_kinds_hold_their_constraints(kind):
+    sc = _free_box(kind, axis_b=(0.0, 1.0, 0.0))
+    sim = engine.Simulator(sc, "pcg", dt=1 / 240)
+    worst = 0.0
+    for _ in range(480):
+        sim.step()
+        worst = max(worst, sim.stats.constraint_error)
+    assert worst < 1e-6
+    R, p = engine.link_poses(sc.model, sim.state.q)
+    omega_world = R[0] @ sim.state.qd[:3]
+    if kind == "fixed":
+        assert np.abs(sim.state.qd).max() < 1e-6
+    elif kind == "hinge":  # rotates only about world x, and it does swing
+        assert np.abs(omega_world[1:]).max() < 1e-6 and abs(omega_world[0]) > 0.1
+    elif kind == "universal":  # no relative rotation about n_a × n_b (the box is body a, the world body b)
+        lc = sc.loop_closures[0]
+        n_a, n_b = R[0] @ lc.axis_a, lc.axis_b
+        assert abs(n_a @ n_b) < 1e-6
+        # velocities satisfy the rows at the step's start pose, so O(h) off at the end pose
+        assert abs(omega_world @ np.cross(n_a, n_b)) < 0.01 * np.linalg.norm(omega_world)
