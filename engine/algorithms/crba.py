@@ -13,15 +13,34 @@ from .kinematics import joint_pass
 def crba_kernel(tree, q, ws, M):
     """Fill M (nv, nv) with the joint-space inertia matrix; ws.IA holds composite inertias."""
     joint_pass(tree, q, ws)
-    composite_inertia_matrix(tree, ws, tree.link_inertia, M)
+    composite_inertia_matrix(tree, ws, tree.link_inertia, M, np.zeros(0), np.zeros((0, 0), dtype=np.int64))
+
+
+# "no sparse target": pass these from Python (inside kernels, allocate locally: globals are read-only)
+NO_VALUES = np.zeros(0)
+NO_POSITIONS = np.zeros((0, 0), dtype=np.int64)
+
+
+@kernel(inline=True)
+def store_symmetric(M, values, positions, r, c, v):
+    """M[r, c] = M[c, r] = v, or into a sparse value array through positions[r, c] when given."""
+    if positions.shape[0] == 0:
+        M[r, c] = v
+        M[c, r] = v
+    else:
+        values[positions[r, c]] = v
+        values[positions[c, r]] = v
 
 
 @kernel
-def composite_inertia_matrix(tree, ws, inertia, M):
+def composite_inertia_matrix(tree, ws, inertia, M, values, positions):
     """M = Jᵀ blkdiag(inertia) J by the composite-rigid-body recursion (needs joint_pass).
 
     inertia: (n, 6, 6) per-body blocks in link frames — the bodies' spatial
     inertias for CRBA, or the augmented blocks of the RedMax system (Eq. 2.14).
+    Entries go to the dense M, or — when ``positions`` (nv, nv) is non-empty —
+    to ``values[positions[r, c]]`` of a sparse matrix (the RedMax direct solver).
+    Only ancestor/descendant dof pairs are written.
     """
     n = tree.parent.shape[0]
     IC = ws.IA
@@ -41,8 +60,7 @@ def composite_inertia_matrix(tree, ws, inertia, M):
                 s = 0.0
                 for k in range(6):
                     s += ws.S[vs + e, k] * F[k]
-                M[vs + d, vs + e] = s
-                M[vs + e, vs + d] = s
+                store_symmetric(M, values, positions, vs + d, vs + e, s)
             j = i
             while tree.parent[j] >= 0:
                 transform_force_transpose(ws.Xup_E[j], ws.Xup_r[j], F, G)
@@ -54,8 +72,7 @@ def composite_inertia_matrix(tree, ws, inertia, M):
                     s = 0.0
                     for k in range(6):
                         s += ws.S[ws_j + e, k] * F[k]
-                    M[vs + d, ws_j + e] = s
-                    M[ws_j + e, vs + d] = s
+                    store_symmetric(M, values, positions, vs + d, ws_j + e, s)
 
 
 def crba(model, q) -> np.ndarray:

@@ -38,7 +38,7 @@ import scipy.sparse.csgraph
 from .. import joints as J
 from .._jit import kernel
 from ..algorithms.aba import articulated_inertia_pass
-from ..algorithms.crba import composite_inertia_matrix
+from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
 from ..forces.point_force import point_force_kernel
@@ -114,8 +114,9 @@ def ancestor_columns(tree, ws, body, idx, vec):
 
 
 @kernel
-def add_pair_couplings(tree, ws, pair_a, pair_b, coupling, M, idx_a, vec_a, idx_b, vec_b):
-    """M += Σ J_aᵀ C_ab J_b + (J_aᵀ C_ab J_b)ᵀ over pairs joining two bodies (dense M)."""
+def add_pair_couplings(tree, ws, pair_a, pair_b, coupling, M, values, positions, idx_a, vec_a, idx_b, vec_b):
+    """M += Σ J_aᵀ C_ab J_b + (J_aᵀ C_ab J_b)ᵀ over pairs joining two bodies
+    (dense M, or the sparse ``values`` through ``positions`` when that is non-empty)."""
     CV = np.empty(6)
     for s in range(pair_a.shape[0]):
         a = pair_a[s]
@@ -142,8 +143,12 @@ def add_pair_couplings(tree, ws, pair_a, pair_b, coupling, M, idx_a, vec_a, idx_
                 v = 0.0
                 for r in range(6):
                     v += vec_a[i, r] * CV[r]
-                M[idx_a[i], idx_b[j]] += v
-                M[idx_b[j], idx_a[i]] += v
+                if positions.shape[0] == 0:
+                    M[idx_a[i], idx_b[j]] += v
+                    M[idx_b[j], idx_a[i]] += v
+                else:
+                    values[positions[idx_a[i], idx_b[j]]] += v
+                    values[positions[idx_b[j], idx_a[i]]] += v
 
 
 def _body_damping_blocks(model, d):
@@ -246,7 +251,7 @@ class RedMaxStepper:
                 self._chol = scipy.linalg.cho_factor(Mt, lower=True, check_finite=False)
                 self._solve = lambda b, x0: (scipy.linalg.cho_solve(self._chol, b, check_finite=False), 0)
             else:
-                self._factor_sparse(self.assemble_dense())
+                self._factor_sparse()
                 self._solve = self._sparse_solve
 
     def _pcg(self, b, x0):
@@ -275,9 +280,9 @@ class RedMaxStepper:
         """M̃ (nv, nv) dense (Eq. 2.14)."""
         model = self.model
         M = np.zeros((model.nv, model.nv))
-        composite_inertia_matrix(model.tree, model.data, self.A, M)
-        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, M,
-                           self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
+        composite_inertia_matrix(model.tree, model.data, self.A, M, NO_VALUES, NO_POSITIONS)
+        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, M, NO_VALUES,
+                           NO_POSITIONS, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         M[np.diag_indices_from(M)] += self._r
         return M
 
@@ -324,6 +329,10 @@ class RedMaxStepper:
             pat.sum_duplicates()
             pat.sort_indices()
             col_of = np.repeat(np.arange(nv), np.diff(pat.indptr))
+            self._positions = np.full((nv, nv), -1, dtype=np.int64)  # (row, col) → index into the CSC values
+            self._positions[pat.indices, col_of] = np.arange(pat.nnz)
+            self._diag_positions = self._positions[np.arange(nv), np.arange(nv)].copy()
+            self._values = np.zeros(pat.nnz)
             if self.ordering not in ("leaf-to-root", "rcm"):
                 raise ValueError(f"unknown ordering {self.ordering!r}; expected 'leaf-to-root' or 'rcm'")
             perm = self._perm if self.ordering == "leaf-to-root" else scipy.sparse.csgraph.reverse_cuthill_mckee(pat, symmetric_mode=True)
@@ -331,13 +340,27 @@ class RedMaxStepper:
             self._ldl = SparseLDL(pat.indptr, pat.indices, nv, perm)
         return self._csc
 
-    def _factor_sparse(self, Mt_dense):
+    def assemble_sparse_values(self):
+        """M̃'s values on the structural pattern (CSC order), assembled without a dense matrix."""
+        model = self.model
+        self._structural_pattern()
+        v = self._values
+        v[:] = 0.0
+        composite_inertia_matrix(model.tree, model.data, self.A, NO_VALUES.reshape(0, 0), v, self._positions)
+        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, NO_VALUES.reshape(0, 0),
+                           v, self._positions, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
+        v[self._diag_positions] += self._r
+        return v
+
+    def _factor_sparse(self):
         """Numeric LDLᵀ on the fixed pattern (symbolic analysis done once), or PARDISO."""
-        rows, cols = self._structural_pattern()
+        values = self.assemble_sparse_values()
         if _pypardiso is not None:
-            self._lu = ("pardiso", scipy.sparse.csr_matrix(Mt_dense))
+            rows, cols = self._csc
+            nv = self.model.nv
+            self._lu = ("pardiso", scipy.sparse.csr_matrix((values, (rows, cols)), shape=(nv, nv)))
         else:
-            self._ldl.factor(Mt_dense[rows, cols])
+            self._ldl.factor(values)
             self._lu = ("ldl", self._ldl)
 
     def _sparse_solve(self, b, x0):
