@@ -20,6 +20,16 @@ from ..joints import joint_bias_acceleration
 from ..spatial import cross_motion, transform_force_transpose, transform_motion
 
 
+@kernel(inline=True)
+def joint_velocity(tree, ws, i, qd, vJ):
+    """vJ (6,) = S_i q̇_i: body i's velocity relative to its parent (link coordinates)."""
+    vs = tree.v_start[i]
+    for k in range(6):
+        vJ[k] = 0.0
+        for d in range(tree.joint_nv[i]):
+            vJ[k] += ws.S[vs + d, k] * qd[vs + d]
+
+
 @kernel
 def jacobian_product(tree, ws, x, y):
     """y (n, 6) = J x: link twists for joint velocities x (nv,) (Alg. 2, first line)."""
@@ -47,10 +57,7 @@ def jacobian_dot_product(tree, ws, q, qd, x, y, z):
         p = tree.parent[i]
         vs = tree.v_start[i]
         nv = tree.joint_nv[i]
-        for k in range(6):
-            vJ[k] = 0.0
-            for d in range(nv):
-                vJ[k] += ws.S[vs + d, k] * qd[vs + d]
+        joint_velocity(tree, ws, i, qd, vJ)
         if p >= 0:
             transform_motion(ws.Xup_E[i], ws.Xup_r[i], y[p], y[i])
             transform_motion(ws.Xup_E[i], ws.Xup_r[i], z[p], z[i])
@@ -157,10 +164,7 @@ def fill_jacobian_dot(tree, ws, q, qd, J, Jdot):
         p = tree.parent[i]
         vs = tree.v_start[i]
         nvi = tree.joint_nv[i]
-        for k in range(6):
-            vJ[k] = 0.0
-            for d in range(nvi):
-                vJ[k] += ws.S[vs + d, k] * qd[vs + d]
+        joint_velocity(tree, ws, i, qd, vJ)
         if p >= 0:
             for d in range(nv):
                 for k in range(6):
