@@ -34,7 +34,7 @@ _FASTMATH = {"contract", "reassoc", "arcp", "nsz"}
 
 
 def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
-    """Compile ``fn`` with ``numba.njit(cache=True, fastmath=False)`` when numba is on.
+    """Compile ``fn`` with ``numba.njit(cache=True, fastmath=_FASTMATH)`` when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
     valid Python over numpy arrays and scalars (no numba-only constructs).

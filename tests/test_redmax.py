@@ -81,12 +81,14 @@ def test_pcg_direct_dense_give_the_same_next_velocities(tree):
     q, qd = engine.random_configuration(model, rng, scale=0.3)
     sc = _random_scene(model, rng, closures=bool(rng.integers(0, 2)), q0=q)  # closures hold at q
     out = {}
-    for solver in ("pcg", "direct", "dense"):
-        st = RedMaxStepper(sc, 0.01, solver, tol=1e-13, max_iter=1000)
+    for solver, method in (("pcg", "projected"), ("pcg", "dual"), ("direct", "dual"), ("dense", "dual")):
+        st = RedMaxStepper(sc, 0.01, solver, tol=1e-13, max_iter=1000, closure_method=method)
         st.qd_guess = np.zeros(model.nv)
-        out[solver] = st.step(q, qd, 0.0)[1]
-    assert rel_err(out["pcg"], out["dense"]) < 1e-8
-    assert rel_err(out["direct"], out["dense"]) < 1e-8
+        out[solver, method] = st.step(q, qd, 0.0)[1]
+    dense = out["dense", "dual"]
+    assert rel_err(out["pcg", "projected"], dense) < 1e-8  # one projected CG run
+    assert rel_err(out["pcg", "dual"], dense) < 1e-8  # the thesis's l + 1 solves (Eq. 3.2)
+    assert rel_err(out["direct", "dual"], dense) < 1e-8
 
 
 @settings(max_examples=60)

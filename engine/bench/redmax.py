@@ -1,7 +1,10 @@
 """``bench redmax``: the thesis's Section 4 — PCG vs sparse direct vs dense on bridge, umbrella, tree.
 
 For each scene family and size, each solver simulates ``sim_time`` seconds of
-scene time at dt = 1/60 s (after one warm-up step that absorbs compilation);
+scene time at dt = 1/60 s (after one warm-up step that absorbs compilation).
+Methods: ``pcg`` (ours: loop closures by one projected CG run), ``pcg-dual``
+(the thesis's Eq. 3.2: l + 1 PCG solves per step; scenes with closures only),
+``direct`` (sparse LDLᵀ, or PARDISO when installed) and ``dense``;
 ``seconds_per_step`` is the wall time per step and ``iterations`` the mean PCG
 iterations per step (the most any linear solve of the step needed). A run
 that would exceed ``RUN_BUDGET`` seconds of wall time stops early and says so
@@ -31,14 +34,15 @@ RUN_BUDGET = 40.0  # s of wall time per (size, solver) run
 DENSE_MAX_DOFS = 700
 MIN_FIT = 100
 
-FAMILIES = {
-    "bridge_rigid": (lambda n: scenes.bridge(n, 0, car_mass=NORMAL_CAR), (15, 31, 63, 127, 255, 511), (7, 15)),
-    "bridge_flexible": (lambda n: scenes.bridge(n, n), (9, 15, 31, 63, 127, 255), (7, 9)),
-    "bridge_flexible_car": (lambda n: scenes.bridge(n, n, car_mass=NORMAL_CAR), (9, 15, 31, 63, 127, 255), (7,)),
-    "bridge_flexible_heavy_car": (lambda n: scenes.bridge(n, n, car_mass=500 * NORMAL_CAR), (9, 15, 31, 63, 127, 255), (7,)),
-    "umbrella": (lambda n: scenes.umbrella(n), (2, 3, 4, 6, 8, 12, 16), (2, 3)),
-    "tree": (lambda n: scenes.tree(n, "siblings"), (3, 4, 5, 6, 7, 8), (3, 4)),
-    "tree_square": (lambda n: scenes.tree(n, "square"), (3, 4, 5, 6, 7, 8), (3,)),
+FAMILIES = {  # family: (scene of size n, full sizes, --quick sizes)
+    "bridge_rigid": (lambda n: scenes.bridge(n, 0, car_mass=NORMAL_CAR), (15, 31, 63, 127, 255, 511, 1023, 2047), (7, 15)),
+    "bridge_flexible": (lambda n: scenes.bridge(n, n), (9, 15, 31, 63, 127, 255, 511), (7, 9)),
+    "bridge_flexible_car": (lambda n: scenes.bridge(n, n, car_mass=NORMAL_CAR), (9, 15, 31, 63, 127, 255, 511), (7,)),
+    "bridge_flexible_heavy_car": (lambda n: scenes.bridge(n, n, car_mass=500 * NORMAL_CAR),
+                                  (9, 15, 31, 63, 127, 255, 511), (7,)),
+    "umbrella": (lambda n: scenes.umbrella(n), (2, 3, 4, 6, 8, 12, 16, 24, 32, 48), (2, 3)),
+    "tree": (lambda n: scenes.tree(n, "siblings"), (3, 4, 5, 6, 7, 8, 9, 10), (3, 4)),
+    "tree_square": (lambda n: scenes.tree(n, "square"), (3, 4, 5, 6, 7, 8, 9, 10), (3,)),
 }
 THESIS = {  # seed-results.md: PCG slope, direct slope, PCG faster above (DOFs)
     "bridge_rigid": ("0.94 (1 iteration)", "2.74", "60"),
@@ -51,9 +55,14 @@ THESIS = {  # seed-results.md: PCG slope, direct slope, PCG faster above (DOFs)
 }
 
 
-def _simulate(scene, solver, sim_time):
-    """(seconds per step, mean iterations, steps timed, note) for one run."""
-    sim = Simulator(scene, solver, dt=DT)
+METHODS = {"pcg": ("pcg", {}), "pcg-dual": ("pcg", {"closure_method": "dual"}), "direct": ("direct", {}),
+           "dense": ("dense", {})}
+
+
+def _simulate(scene, method, sim_time):
+    """(seconds per step, mean iterations, steps timed, note, final state) for one run."""
+    solver, options = METHODS[method]
+    sim = Simulator(scene, solver, dt=DT, **options)
     sim.step()  # warm-up: compilation, first factorization
     target = max(1, int(round(sim_time / DT)) - 1)
     t0 = time.perf_counter()
@@ -66,6 +75,8 @@ def _simulate(scene, solver, sim_time):
             break
     seconds = (time.perf_counter() - t0) / steps
     its = float(np.mean(sim.stats.iterations[1:])) if solver == "pcg" else 0.0
+    if not np.isfinite(sim.state.q).all():  # the Simulator raises first; this guards the report
+        raise RuntimeError(f"{scene.name}: {method} produced a non-finite state")
     return seconds, its, steps, note, sim.state
 
 
@@ -76,17 +87,17 @@ def run_redmax(quick: bool = False, sim_time: float | None = None) -> SuiteResul
     for fam, n in Progress(cases, f"bench {SUITE}"):
         scene = FAMILIES[fam][0](n)
         dofs = scene.model.nv
-        for solver in ("pcg", "direct", "dense"):
-            if solver == "dense" and dofs > DENSE_MAX_DOFS:
+        for method in METHODS:
+            if (method == "dense" and dofs > DENSE_MAX_DOFS) or (method == "pcg-dual" and not scene.loop_closures):
                 continue
-            seconds, its, steps, note, state = _simulate(scene, solver, sim_time)
-            rows.append(Row(SUITE, fam, solver, n, dofs, seconds, its, repeats=steps, notes=note,
+            seconds, its, steps, note, state = _simulate(scene, method, sim_time)
+            rows.append(Row(SUITE, fam, method, n, dofs, seconds, its, repeats=steps, notes=note,
                             extra={"bodies": scene.model.n_bodies, "sim_time": sim_time}))
         patterns[fam] = (scene, state)  # the largest size, at its final state, for the sparsity figure
     sl = slopes(rows, min_n=MIN_FIT)
-    it_rows = [r for r in rows if r.method == "pcg"]
+    it_rows = [r for r in rows if r.method in ("pcg", "pcg-dual")]
     figures = {"redmax_iterations.png": lambda path: plot_loglog(
-        it_rows, path, y="iterations", group=("scene",), title="PCG iterations per step", min_fit=MIN_FIT)}
+        it_rows, path, y="iterations", group=("scene", "method"), title="PCG iterations per step", min_fit=MIN_FIT)}
     for fam, (scene, state) in patterns.items():
         figures[f"redmax_sparsity_{fam}.png"] = (lambda s, st, f: lambda path: _spy(s, st, path, f))(scene, state, fam)
     text = "\n".join([_crossover_text(rows), _thesis_text(sl), _iterations_text(it_rows)])
@@ -137,13 +148,15 @@ def _crossover_text(rows) -> str:
 def _thesis_text(sl) -> str:
     body = []
     for fam, (pcg, direct, cross) in THESIS.items():
-        ours = [f"{sl.get((fam, m), float('nan')):.2f}" for m in ("pcg", "direct")]
-        body.append([fam, ours[0], pcg, ours[1], direct, cross])
+        ours = [f"{sl[(fam, m)]:.2f}" if (fam, m) in sl else "—" for m in ("pcg", "pcg-dual", "direct")]
+        body.append([fam, ours[0], ours[1], pcg, ours[2], direct, cross])
     return ("## Side by side with the thesis (seed 000, Sec. 4; its numbers from shared/reference/seed-results.md)\n\n"
-            + markdown_table(["scene", "our PCG slope", "thesis PCG", "our direct slope", "thesis direct",
+            + markdown_table(["scene", "our PCG slope", "our PCG, thesis closures", "thesis PCG", "our direct slope",
+                              "thesis direct",
                               "thesis: PCG faster above (dofs)"], body) + "\n")
 
 
 def _iterations_text(it_rows) -> str:
-    body = [[r.scene, r.n, r.dofs, f"{r.iterations:.2f}"] for r in it_rows]
-    return "## PCG iterations per step\n\n" + markdown_table(["scene", "n", "dofs", "mean iterations"], body) + "\n"
+    body = [[r.scene, r.method, r.n, r.dofs, f"{r.iterations:.2f}"] for r in it_rows]
+    return ("## PCG iterations per step\n\n"
+            + markdown_table(["scene", "method", "n", "dofs", "mean iterations"], body) + "\n")

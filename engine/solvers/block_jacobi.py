@@ -69,12 +69,49 @@ def block_jacobi_solve(tree, ws, x, out):
 
 
 @kernel
-def pcg_solve(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, b, x, tol, max_iter, r, z, p, Ap, y, w):
+def block_jacobi_solve_rows(tree, ws, X, out):
+    """out[k] = P⁻¹ X[k] for every row k (e.g. the constraint rows: Y = (P⁻¹Gᵀ)ᵀ)."""
+    for k in range(X.shape[0]):
+        block_jacobi_solve(tree, ws, X[k], out[k])
+
+
+@kernel(inline=True)
+def project_residual(r, G, Y, Sinv, lam):
+    """r ← r − Gᵀ (G P⁻¹ Gᵀ)⁺ G P⁻¹ r with G (l, nv) and Y = (P⁻¹Gᵀ)ᵀ (a no-op for l = 0).
+
+    Afterwards G P⁻¹ r = 0, so the next search direction P⁻¹r keeps G x fixed; r
+    itself becomes b − M̃x − Gᵀλ for the current multiplier estimate
+    (the residual-update form of projected CG, Gould, Hribar & Nocedal 2001)."""
+    l = G.shape[0]
+    if l == 0:
+        return
+    for a in range(l):
+        s = 0.0
+        for k in range(r.shape[0]):
+            s += Y[a, k] * r[k]
+        lam[a] = s
+    for a in range(l):
+        s = 0.0
+        for c in range(l):
+            s += Sinv[a, c] * lam[c]
+        for k in range(r.shape[0]):
+            r[k] -= G[a, k] * s
+
+
+@kernel
+def pcg_solve(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, b, x, tol, max_iter, r, z, p, Ap, y, w,
+              G, Y, Sinv, lam):
     """Preconditioned CG for M̃ x = b, warm-started from x (overwritten with the solution).
 
-    Stops when ‖b − M̃x‖ ≤ tol·‖b‖ after at least one update; returns the
-    number of iterations (preconditioner applications after the first).
-    Needs joint_pass and articulated_inertia_pass(tree, ws, A, r) done.
+    With constraint rows G (l, nv), l > 0, this is projected CG for
+    M̃ x = b − Gᵀλ, G x = G x₀: x must enter feasible, every residual is
+    projected by ``project_residual`` (Y = (P⁻¹Gᵀ)ᵀ, Sinv = (G P⁻¹ Gᵀ)⁺), and the
+    iterates stay on the constraint plane. One CG run then replaces the l + 1
+    solves of Eq. 3.2. Pass G, Y of shape (0, nv) for plain PCG.
+
+    Stops when the (projected) residual ‖r‖ ≤ tol·‖b‖ after at least one
+    update; returns the number of iterations (preconditioner applications after
+    the first). Needs joint_pass and articulated_inertia_pass(tree, ws, A, r) done.
     """
     nv = b.shape[0]
     system_product(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, x, y, w, Ap)
@@ -85,6 +122,7 @@ def pcg_solve(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, b, x, tol, ma
     bnorm = math.sqrt(bnorm)
     if bnorm == 0.0:
         bnorm = 1.0
+    project_residual(r, G, Y, Sinv, lam)
     block_jacobi_solve(tree, ws, r, z)
     rz = 0.0
     for k in range(nv):
@@ -100,10 +138,12 @@ def pcg_solve(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, b, x, tol, ma
         if pAp <= 0.0:
             break
         alpha = rz / pAp
-        rnorm = 0.0
         for k in range(nv):
             x[k] += alpha * p[k]
             r[k] -= alpha * Ap[k]
+        project_residual(r, G, Y, Sinv, lam)
+        rnorm = 0.0
+        for k in range(nv):
             rnorm += r[k] * r[k]
         if math.sqrt(rnorm) <= tol * bnorm:
             break

@@ -13,11 +13,14 @@ Baraff–Witkin). K_m keeps only the springs' material (Gauss–Newton) part by
 default so that M̃ is symmetric positive definite for any stiffness;
 ``geometric_stiffness=True`` adds the symmetrized geometric terms of
 Eq. 2.37/2.41 (closer to the thesis, but M̃ may then lose definiteness under
-large tensions). Loop closures G q̇ = 0 are solved through the dual problem
-(Eq. 2.42 / 3.2) with one solve per constraint row, the right-hand side
-G q̇⁺ = −C/h so that the next position error vanishes to first order, and a
-post-stabilization projection of q⁺ (Newton steps in the M̃ metric, reusing
-the same M̃⁻¹Gᵀ columns) that removes the remaining drift.
+large tensions). Loop closures impose G q̇⁺ = −C/h so that the next position
+error vanishes to first order. The direct solvers use the dual problem
+(Eq. 2.42 / 3.2) with one back-substitution per constraint row. PCG instead runs
+one projected CG (iterates kept on G q̇ = −C/h by projecting every residual in
+the preconditioner's metric), where the thesis runs l + 1 PCG solves;
+``closure_method="dual"`` restores the thesis's way for comparison. A
+post-stabilization projection of q⁺ (Newton steps in the metric of the block
+Jacobi preconditioner P, the same for all solvers) removes the remaining drift.
 
 Linear solvers: ``"pcg"`` (projected block Jacobi preconditioned CG, never
 forming J), ``"direct"`` (M̃ assembled each step and factored by a sparse LDLᵀ whose
@@ -44,12 +47,13 @@ from ..algorithms.rnea import rnea_kernel
 from ..forces.point_force import point_force_kernel
 from ..forces.point_pair import point_pair_kernel
 from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
-from .block_jacobi import block_jacobi_solve, pcg_solve
-from .constraints import constraint_rows
-from .reduced_operators import jacobian_transpose_product, system_product
+from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
+from .constraints import closure_arrays, constraint_jacobian, constraint_rows
+from .reduced_operators import system_product
 from .sparse_ldl import SparseLDL
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
+CLOSURE_METHODS = ("projected", "dual")
 PARALLEL_MIN_DOFS = 200  # below this, one PCG solve is cheaper than a thread hand-off
 
 try:  # PARDISO, as in the thesis, when available
@@ -166,9 +170,12 @@ class RedMaxStepper:
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
                  ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False,
-                 threads: int = 2):
+                 threads: int = 2, closure_method: str = "projected"):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
+        if closure_method not in CLOSURE_METHODS:
+            raise ValueError(f"unknown closure method {closure_method!r}; expected one of {', '.join(CLOSURE_METHODS)}")
+        self.closure_method = closure_method
         self.scene = scene
         self.model = model = scene.model
         self.dt = float(dt)
@@ -204,6 +211,8 @@ class RedMaxStepper:
         self._cols_vec = np.zeros((nv, 6))
         self._cols_vec_b = np.zeros((nv, 6))
         self._perm = np.arange(nv)[::-1].copy()  # leaf-to-root
+        self._no_rows = np.zeros((0, nv))
+        self._closures = closure_arrays(scene.loop_closures)  # fixed for the stepper's lifetime
         self._csc = None
         self.last_iterations = 0
         self.constraint_error = 0.0
@@ -254,13 +263,15 @@ class RedMaxStepper:
                 self._factor_sparse()
                 self._solve = self._sparse_solve
 
-    def _pcg(self, b, x0):
+    def _pcg(self, b, x0, constraints=None):
+        """PCG from x0; ``constraints`` = (G, Y, Sinv) makes it projected CG (x0 must be feasible)."""
         ws, tree = self.model.data, self.model.tree
         x = x0.copy()
         r, z, p, Ap = self._vec
         y, w = self._lnk
+        G, Y, Sinv = constraints if constraints is not None else (self._no_rows, self._no_rows, np.zeros((0, 0)))
         its = pcg_solve(tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
-                        self.max_iter, r, z, p, Ap, y, w)
+                        self.max_iter, r, z, p, Ap, y, w, G, Y, Sinv, np.empty(G.shape[0]))
         return x, its
 
     def system_product(self, x):
@@ -383,7 +394,7 @@ class RedMaxStepper:
         world_pass(tree, ws)
         rhs = Mqd + h * (f_r - bias)  # Eq. 2.15
         self._prepare_solver(reduced_diag)
-        closures = self.scene.loop_closures
+        closures = len(self._closures.n_rot) > 0
         if not closures:
             qd_new, its = self._solve(rhs, self.qd_guess)
             total_its, max_its, solves = its, its, 1
@@ -398,39 +409,33 @@ class RedMaxStepper:
         self.last_solves = solves
         return q_new, qd_new
 
-    def _constraint_jacobian_columns(self, bodies, rows):
-        """Gᵀ (nv, l): column k = Jᵀ w_k, w_k the row's wrenches on its two bodies."""
-        model, ws = self.model, self.model.data
-        l = rows.shape[0]
-        GT = np.zeros((model.nv, l))
-        w = self._lnk[1]
-        for k in range(l):
-            w[:] = 0.0
-            a, b = bodies[k]
-            if a >= 0:
-                w[a] += rows[k, :6]
-            if b >= 0:
-                w[b] += rows[k, 6:]
-            jacobian_transpose_product(model.tree, ws, w, GT[:, k])
-        return GT
-
     def _solve_with_closures(self, rhs):
-        """Eq. 3.2: (G M̃⁻¹ Gᵀ) λ = G M̃⁻¹ f̃ + C/h, q̇ = M̃⁻¹ f̃ − M̃⁻¹Gᵀ λ."""
-        ws = self.model.data
-        R = np.transpose(ws.X0_E, (0, 2, 1))
-        bodies, rows, C = constraint_rows(self.scene.loop_closures, R, ws.X0_r)
-        GT = self._constraint_jacobian_columns(bodies, rows)
+        """Velocities with G q̇ = −C/h (Eq. 2.42). PCG: one projected CG run in the metric of the
+        preconditioner P. ``closure_method="dual"`` and the direct solvers: Eq. 3.2,
+        (G M̃⁻¹ Gᵀ) λ = G M̃⁻¹ f̃ + C/h, q̇ = M̃⁻¹ f̃ − M̃⁻¹Gᵀ λ, with l extra solves."""
+        model, ws = self.model, self.model.data
+        bodies, rows, C = constraint_rows(self._closures, ws)
+        G = np.empty((len(C), model.nv))
+        constraint_jacobian(model.tree, ws, bodies, rows, self._lnk[1], G)
+        if self.linear_solver != "pcg":  # P also serves as the post-stabilization metric
+            articulated_inertia_pass(model.tree, ws, self.A, self._r)
+        Y = np.empty_like(G)
+        block_jacobi_solve_rows(model.tree, ws, G, Y)
+        Sinv = _constraint_inverse(G @ Y.T)
+        self._projection = (Y, Sinv)
+        target = -C / self.dt
+        if self.linear_solver == "pcg" and self.closure_method == "projected":
+            x0 = self.qd_guess + Y.T @ (Sinv @ (target - G @ self.qd_guess))  # feasible start
+            x, its = self._pcg(rhs, x0, (G, Y, Sinv))
+            return x, (its, its, 1)
         u0, total = self._solve(rhs, self.qd_guess)
         guesses = getattr(self, "_Y_guess", None)
-        if guesses is None or guesses.shape != GT.shape:
-            guesses = np.zeros_like(GT)
-        Y, col_its = self._solve_columns(GT, guesses)
-        its = (total + sum(col_its), max([total] + col_its), 1 + len(col_its))
-        self._Y_guess = Y
-        S = GT.T @ Y  # G M̃⁻¹ Gᵀ (G q̇ = Gᵀᵀ q̇)
-        lam = _solve_constraint_system(S, GT.T @ u0 + C / self.dt)
-        self._projection = (Y, S)
-        return u0 - Y @ lam, its
+        if guesses is None or guesses.shape != G.T.shape:
+            guesses = np.zeros_like(G.T)
+        MinvGT, col_its = self._solve_columns(np.ascontiguousarray(G.T), guesses)
+        self._Y_guess = MinvGT
+        lam = _constraint_inverse(G @ MinvGT) @ (G @ u0 - target)
+        return u0 - MinvGT @ lam, (total + sum(col_its), max([total] + col_its), 1 + len(col_its))
 
     def _solve_columns(self, B, X0):
         """M̃⁻¹ B column by column: the l independent solves of Eq. 3.2.
@@ -465,39 +470,36 @@ class RedMaxStepper:
         ws = model.data._replace(pA=z((n, 6)), a=z((n, 6)), u=z(nv), tmp6=z(6), tmp6b=z(6))
         x = x0.copy()
         its = pcg_solve(model.tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
-                        self.max_iter, z(nv), z(nv), z(nv), z(nv), z((n, 6)), z((n, 6)))
+                        self.max_iter, z(nv), z(nv), z(nv), z(nv), z((n, 6)), z((n, 6)), self._no_rows, self._no_rows,
+                        z((0, 0)), z(0))
         return x, its
 
     def _project(self, q):
-        """Post-stabilization: q ← q ⊕ (−M̃⁻¹Gᵀ (G M̃⁻¹Gᵀ)⁻¹ C(q)), Newton steps with the step's
-        (slightly stale) M̃⁻¹Gᵀ until max|C| < 1e-10 (at most 8; convergence is linear)."""
+        """Post-stabilization: q ← q ⊕ (−P⁻¹Gᵀ (G P⁻¹Gᵀ)⁺ C(q)), Newton steps in the metric of the
+        block Jacobi preconditioner P (an SPD stand-in for M̃ that every solver can afford) with the
+        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear)."""
         model, ws = self.model, self.model.data
-        Y, S = self._projection
+        Y, Sinv = self._projection
         for _ in range(8):
             joint_pass(model.tree, q, ws)
             world_pass(model.tree, ws)
-            _, _, C = constraint_rows(self.scene.loop_closures, np.transpose(ws.X0_E, (0, 2, 1)), ws.X0_r)
+            _, _, C = constraint_rows(self._closures, ws)
             if np.abs(C).max() < 1e-10:
                 break
-            q = _integrate(model, q, -Y @ _solve_constraint_system(S, C), 1.0)
+            q = _integrate(model, q, -Y.T @ (Sinv @ C), 1.0)
         joint_pass(model.tree, q, ws)
         world_pass(model.tree, ws)
-        _, _, C = constraint_rows(self.scene.loop_closures, np.transpose(ws.X0_E, (0, 2, 1)), ws.X0_r)
+        _, _, C = constraint_rows(self._closures, ws)
         self.constraint_error = float(np.abs(C).max()) if len(C) else 0.0
         return q
 
 
-def _solve_constraint_system(S, b):
-    """λ from the small dense (G M̃⁻¹ Gᵀ) λ = b; least squares when constraints are redundant
-    (e.g. a point closure on a body with fewer than 3 free directions), where λ is not unique
-    but Gᵀλ is."""
-    try:
-        c = scipy.linalg.cho_factor(S, lower=True, check_finite=False)
-        if np.diag(c[0]).min() > 1e-10 * np.abs(np.diag(c[0])).max():
-            return scipy.linalg.cho_solve(c, b, check_finite=False)
-    except np.linalg.LinAlgError:
-        pass
-    return np.linalg.lstsq(S, b, rcond=1e-10)[0]
+def _constraint_inverse(S):
+    """(G W Gᵀ)⁺ for the small dense l × l matrix S (W SPD). The pseudo-inverse handles redundant
+    constraints (e.g. two point closures on a planar chain), where λ is not unique but Gᵀλ is."""
+    w, V = np.linalg.eigh(S)
+    keep = w > 1e-12 * max(w.max(initial=0.0), 1e-300)
+    return (V[:, keep] / w[keep]) @ V[:, keep].T
 
 
 def _integrate(model, q, v, dt):
