@@ -241,6 +241,16 @@ class Scene:
         return lc
 
     # ------------------------------------------------------ frozen arrays
+    @property
+    def pairs(self) -> list:
+        """Per spring, cable or damper: (body_a, body_b, point_a, point_b (link frames, m),
+        stiffness N/m, damping N·s/m, rest_length m, tension_only)."""
+        return list(self._pairs)
+
+    @property
+    def point_forces(self) -> list:
+        return list(self._point_forces)
+
     def pair_arrays(self):
         """Structure-of-arrays of all springs/cables/dampers for the kernels."""
         m = len(self._pairs)

@@ -96,14 +96,15 @@ class Simulator:
 
     def _check(self, q, qd):
         step = self.stats.steps + 1
+        hint = "try a smaller dt or the implicit 'pcg' solver" if self.solver == "explicit" else "try a smaller dt"
         for name, x in (("q", q), ("qd", qd)):
             if not np.all(np.isfinite(x)):
                 raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "
-                                      f"{name} is not finite; try a smaller dt or the implicit 'pcg' solver")
+                                      f"{name} is not finite; {hint}")
         vmax = float(np.abs(qd).max(initial=0.0))
         if vmax > 1e6:
             raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "
-                                  f"|qd| reached {vmax:.3g}; try a smaller dt or the implicit 'pcg' solver")
+                                  f"|qd| reached {vmax:.3g}; {hint}")
 
     def energy(self) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""

@@ -1,0 +1,262 @@
+"""Bake: simulate the whole frame range first, then write every F-curve in one pass.
+
+``BakeJob`` is driven by the operator: ``steps()`` advances one frame per
+``next()`` (progress and ESC in the UI, a plain loop under ``blender -b``),
+``finish()`` writes the keys, ``abort()`` puts everything back. A bake never
+edits existing F-curves: each baked object gets a new action, assigned only
+after all keys are written, and the action it had before is kept for
+``clear_bake``. Cancelling or failing (a diverging simulation, a cable to a
+deleted object) leaves the user's animation exactly as it was.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import bpy
+import numpy as np
+
+from . import keyframes, mapping
+
+try:  # inside the installed extension: <ext>.engine
+    from .. import engine
+except ImportError:  # running from a checkout with the repo root on sys.path
+    import engine
+
+BAKE_PREFIX = "RedMax bake"
+
+
+class BakeError(RuntimeError):
+    """A bake that cannot run or finish; the message says why and names the element."""
+
+
+def quaternions(R):
+    """Unit quaternions (…, 4) as (w, x, y, z) of rotation matrices R (…, 3, 3) (Shepperd's method)."""
+    R = np.asarray(R, float)
+    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
+    cand = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
+    k = np.argmax(cand, axis=-1)
+    q = np.empty(R.shape[:-2] + (4,))
+    d21, d02, d10 = R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]
+    s01, s02, s12 = R[..., 0, 1] + R[..., 1, 0], R[..., 0, 2] + R[..., 2, 0], R[..., 1, 2] + R[..., 2, 1]
+    rows = [np.stack([cand[..., 0], d21, d02, d10], -1), np.stack([d21, cand[..., 1], s01, s02], -1),
+            np.stack([d02, s01, cand[..., 2], s12], -1), np.stack([d10, s02, s12, cand[..., 3]], -1)]
+    for i in range(4):
+        sel = k == i
+        q[sel] = rows[i][sel]
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return q
+
+
+def continuous(q):
+    """Flip signs along the first axis so consecutive quaternions (F, …, 4) stay on one hemisphere."""
+    q = q.copy()
+    for f in range(1, len(q)):
+        flip = np.sum(q[f] * q[f - 1], axis=-1) < 0
+        q[f][flip] *= -1
+    return q
+
+
+def _basis_channels(M, path_prefix, group, with_location):
+    """F-curve channels of local matrices M (F, 4, 4): location (optional) and rotation_quaternion."""
+    R = M[:, :3, :3] / np.linalg.norm(M[:, :3, :3], axis=1, keepdims=True)  # drop scale (columns)
+    q = continuous(quaternions(R))
+    out = [(f"{path_prefix}rotation_quaternion", i, group, q[:, i]) for i in range(4)]
+    if with_location:
+        out += [(f"{path_prefix}location", i, group, M[:, i, 3]) for i in range(3)]
+    return out
+
+
+# ----------------------------------------------------------------- bake state
+def _baked_objects(bscene):
+    return [ob for ob in bscene.objects if ob.redmax.is_baked]
+
+
+def _suspend(ob):
+    """Show the pre-bake animation of ``ob``; returns what ``_resume`` needs to put the bake back."""
+    state = keyframes.current(ob)
+    keyframes.assign(ob, ob.redmax.previous_action, ob.redmax.previous_slot)
+    return ob, state
+
+
+def _resume(saved):
+    ob, (action, slot) = saved
+    keyframes.assign(ob, action, slot)
+
+
+def clear_bake(bscene) -> int:
+    """Remove every action a bake wrote and give each object its previous animation and rotation
+    modes back; returns the number of objects cleared."""
+    cleared = 0
+    for ob in _baked_objects(bscene):
+        s = ob.redmax
+        baked = s.baked_action
+        keyframes.assign(ob, s.previous_action, s.previous_slot)
+        _restore_rotation_modes(ob, s.previous_rotation_modes)
+        s.baked_action, s.previous_action, s.previous_slot, s.previous_rotation_modes = None, None, "", ""
+        if baked is not None and baked.users == 0:  # (the pointer above counted as a user)
+            bpy.data.actions.remove(baked)
+        s.is_baked = False
+        cleared += 1
+    return cleared
+
+
+def _restore_rotation_modes(ob, saved):
+    modes = json.loads(saved) if saved else {}
+    for name, mode in modes.items():
+        if name == "":
+            ob.rotation_mode = mode
+        elif ob.pose and name in ob.pose.bones:
+            ob.pose.bones[name].rotation_mode = mode
+
+
+# ------------------------------------------------------------------------ job
+class BakeJob:
+    """One bake of ``scene.redmax`` settings over [frame_start, frame_end] (scene range by default)."""
+
+    def __init__(self, context, *, solver=None, substeps=None, frame_start=None, frame_end=None):
+        bscene = context.scene
+        settings = bscene.redmax
+        self.context, self.bscene = context, bscene
+        self.solver = (solver or settings.solver).lower()
+        self.substeps = int(substeps or settings.substeps)
+        self.frame_start = int(bscene.frame_start if frame_start is None else frame_start)
+        self.frame_end = int(bscene.frame_end if frame_end is None else frame_end)
+        if self.frame_end <= self.frame_start:
+            raise BakeError(f"frame range {self.frame_start}–{self.frame_end} is empty")
+        fps = bscene.render.fps / bscene.render.fps_base
+        self.dt = 1.0 / fps / self.substeps
+        self._frame_before = bscene.frame_current
+        self._suspended = [_suspend(ob) for ob in _baked_objects(bscene)]  # simulate from the unbaked scene
+        try:
+            bscene.frame_set(self.frame_start)
+            self.mapping = mapping.build(context)
+            self.sim = engine.Simulator(self.mapping.scene, self.solver, dt=self.dt)
+        except mapping.MappingError as err:
+            self.abort()
+            raise BakeError(str(err)) from None
+        except Exception:
+            self.abort()
+            raise
+        self.qs = [self.sim.state.q.copy()]
+        self.seconds = 0.0
+
+    @property
+    def n_frames(self) -> int:
+        return self.frame_end - self.frame_start + 1
+
+    def steps(self):
+        """Generator: simulates one frame per ``next()`` and yields the fraction done."""
+        for f in range(self.frame_start + 1, self.frame_end + 1):
+            t0 = time.perf_counter()
+            try:
+                self.sim.step(self.substeps)
+            except engine.SimulationError as err:
+                raise BakeError(f"frame {f}: {err}") from None
+            self.seconds += time.perf_counter() - t0
+            self.qs.append(self.sim.state.q.copy())
+            yield (f - self.frame_start) / (self.n_frames - 1)
+
+    def run(self, report=None):
+        """Simulate everything (headless): prints progress every 10 %."""
+        last = -1
+        for frac in self.steps():
+            if report is not None and int(frac * 10) != last:
+                last = int(frac * 10)
+                report(frac)
+
+    def abort(self):
+        """Put back the animation the scene had before the job started."""
+        for saved in self._suspended:
+            _resume(saved)
+        self._suspended = []
+        self.bscene.frame_set(self._frame_before)
+
+    def finish(self) -> dict:
+        """Write the keys (all or nothing) and record the bake; returns statistics."""
+        if len(self.qs) != self.n_frames:
+            raise BakeError("the simulation did not reach the last frame")
+        t0 = time.perf_counter()
+        frames = np.arange(self.frame_start, self.frame_end + 1, dtype=float)
+        worlds = np.array([self.mapping.world_matrices(q) for q in self.qs])  # (F, n, 4, 4)
+        plans = self._channels(worlds)
+        written = []
+        try:
+            for ob, channels in plans.items():
+                written.append((ob, *keyframes.write_action(ob, f"{BAKE_PREFIX} {ob.name}", frames, channels)))
+        except Exception:
+            for _, action, _ in written:
+                bpy.data.actions.remove(action)
+            self.abort()
+            raise
+        self._suspended = []
+        clear_bake(self.bscene)  # older bakes are replaced; every object shows its own animation again
+        for ob, action, slot in written:
+            s = ob.redmax
+            s.previous_action, s.previous_slot = keyframes.current(ob)
+            s.previous_rotation_modes = self._set_rotation_modes(ob)
+            keyframes.assign(ob, action, slot.identifier)
+            s.baked_action, s.is_baked = action, True
+        self.bscene.frame_set(self._frame_before)
+        stats = self.sim.stats
+        its = np.asarray(stats.iterations, float)
+        result = {"frames": self.n_frames, "steps": (self.n_frames - 1) * self.substeps,
+                  "seconds": self.seconds, "write_seconds": time.perf_counter() - t0,
+                  "mean_iterations": float(its.mean()) if its.size else 0.0,
+                  "max_iterations": int(its.max()) if its.size else 0, "objects": len(written)}
+        st = self.bscene.redmax
+        st.last_frames, st.last_steps, st.last_seconds = result["frames"], result["steps"], result["seconds"]
+        st.last_iterations, st.last_max_iterations = result["mean_iterations"], result["max_iterations"]
+        st.last_message = (f"{result['frames']} frames, {result['steps']} steps in {result['seconds']:.2f} s "
+                           f"(+{result['write_seconds']:.2f} s keys)")
+        return result
+
+    def _set_rotation_modes(self, ob):
+        """Quaternion rotation on the baked object and bones; returns the previous modes as JSON."""
+        saved = {}
+        if any(t.object == ob and not t.bone for t in self.mapping.targets):
+            saved[""] = ob.rotation_mode
+            ob.rotation_mode = "QUATERNION"
+        for t in self.mapping.targets:
+            if t.object == ob and t.bone:
+                pb = ob.pose.bones[t.bone]
+                saved[t.bone] = pb.rotation_mode
+                pb.rotation_mode = "QUATERNION"
+        return json.dumps(saved)
+
+    def _channels(self, worlds):
+        """{object: channels} from the simulated world matrices (F, n, 4, 4)."""
+        targets = self.mapping.targets
+        index = {(t.object.name, t.bone): i for i, t in enumerate(targets)}
+        plans: dict = {}
+        for i, t in enumerate(targets):
+            ob = t.object
+            if t.bone:
+                continue
+            parent = ob.parent
+            if parent is not None and ob.parent_type != "OBJECT":
+                raise BakeError(f"object '{ob.name}': parented to a {ob.parent_type.lower()}, which a bake "
+                                "cannot key; parent it to an object")
+            if parent is None:
+                local = worlds[:, i]
+            else:
+                j = index.get((parent.name, ""))
+                pw = worlds[:, j] if j is not None else np.broadcast_to(mapping.matrix(parent.matrix_world),
+                                                                        worlds[:, i].shape)
+                local = np.linalg.inv(pw @ mapping.matrix(ob.matrix_parent_inverse)) @ worlds[:, i]
+            plans.setdefault(ob, []).extend(_basis_channels(local, "", "Object Transforms", True))
+        for ob in {t.object for t in targets if t.bone}:
+            A_inv = np.linalg.inv(mapping.matrix(ob.matrix_world))
+            for bone in ob.data.bones:
+                i = index[(ob.name, bone.name)]
+                P = A_inv @ worlds[:, i]
+                ML = mapping.matrix(bone.matrix_local)
+                if bone.parent is None:
+                    basis = np.linalg.inv(ML) @ P
+                else:
+                    Pp = A_inv @ worlds[:, index[(ob.name, bone.parent.name)]]
+                    basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ np.linalg.inv(Pp) @ P
+                escaped = bpy.utils.escape_identifier(bone.name)
+                plans.setdefault(ob, []).extend(_basis_channels(
+                    basis, f'pose.bones["{escaped}"].', bone.name, bone.parent is None and ob.redmax.root == "FREE"))
+        return plans

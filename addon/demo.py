@@ -1,0 +1,181 @@
+"""Demo scenes: the engine's scenes (``engine.scenes``) rebuilt as ordinary Blender data.
+
+Every body becomes a box mesh with the body's mass and inertia (the solid box
+with the same principal moments, centred on the centre of mass), every joint
+an Empty carrying a Rigid Body Constraint (HINGE, SLIDER, POINT, FIXED, or
+GENERIC with locked axes for universal joints), every spring, cable and loop
+closure a RedMax link. The add-on then maps them back like any user rig, so a
+demo bakes exactly what an artist could have built by hand. Point loads
+(the bridge's car) have no Blender counterpart yet and are left out (a warning
+says so).
+"""
+from __future__ import annotations
+
+import bmesh
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from . import links
+
+try:  # inside the installed extension: <ext>.engine
+    from .. import engine
+    from ..engine.geometry import equivalent_box
+except ImportError:  # running from a checkout with the repo root on sys.path
+    import engine
+    from engine.geometry import equivalent_box
+
+DEMO_ITEMS = [
+    ("BRIDGE", "Bridge", "Cable-stayed bridge with flexible towers (thesis Fig. 1b)", 0),
+    ("UMBRELLA", "Umbrella", "Umbrella that opens (thesis Fig. 1c)", 1),
+    ("TREE", "Tree", "Binary tree of hinges with sibling springs (thesis Fig. 1a)", 2),
+    ("CHAIN", "Chain", "Hanging chain of hinges", 3),
+]
+DEFAULT_SIZE = {"BRIDGE": 15, "UMBRELLA": 3, "TREE": 4, "CHAIN": 10}
+MIN_EDGE = 0.01  # m: boxes thinner than this are drawn (and weighed) at this thickness
+
+
+def engine_scene(kind: str, size: int | None):
+    n = size or DEFAULT_SIZE[kind]
+    if kind == "BRIDGE":
+        return engine.scenes.bridge(n, n)
+    if kind == "UMBRELLA":
+        return engine.scenes.umbrella(n)
+    if kind == "TREE":
+        return engine.scenes.tree(n)
+    if kind == "CHAIN":
+        return engine.scenes.chain(n)
+    raise ValueError(f"unknown demo scene {kind!r}; expected one of {', '.join(k for k, *_ in DEMO_ITEMS)}")
+
+
+def _box_mesh(name, size):
+    me = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_cube(bm, size=1.0)
+    bmesh.ops.scale(bm, vec=[float(s) for s in size], verts=bm.verts)
+    bm.to_mesh(me)
+    bm.free()
+    return me
+
+
+def _matrix(R, p):
+    M = np.eye(4)
+    M[:3, :3], M[:3, 3] = R, p
+    return Matrix(M.tolist())
+
+
+def _axis_frame(axis, along):
+    """Rotation whose column ``along`` (0 = x, 2 = z) is the unit ``axis``."""
+    a = np.asarray(axis, float) / np.linalg.norm(axis)
+    helper = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
+    u = np.cross(a, helper)
+    u /= np.linalg.norm(u)
+    v = np.cross(a, u)
+    cols = [u, v, a] if along == 2 else [a, u, np.cross(a, u)]
+    return np.column_stack(cols)
+
+
+def _constraint(context, host, kind, parent_ob, child_ob):
+    view_layer = context.view_layer
+    if bpy.context.scene.rigidbody_world is None:  # constraints live in a rigid body world
+        bpy.ops.rigidbody.world_add()
+    view_layer.objects.active = host  # constraint_add ignores overrides (recipes §8)
+    bpy.ops.rigidbody.constraint_add(type=kind)
+    c = host.rigid_body_constraint
+    c.object1, c.object2 = parent_ob, child_ob
+    return c
+
+
+def build_demo(context, kind: str, size: int | None = None) -> dict:
+    """Create the demo in a new collection of the current scene; returns counts and warnings."""
+    sc = engine_scene(kind, size)
+    model = sc.model
+    bscene = context.scene
+    coll = bpy.data.collections.new(f"RedMax {kind.capitalize()}")
+    bscene.collection.children.link(coll)
+    ground = bpy.data.objects.new(f"{coll.name} ground", None)
+    ground.empty_display_size = 0.2
+    coll.objects.link(ground)
+    R_link, p_link = engine.link_poses(model, sc.q0)
+    obs = []
+    for i, name in enumerate(model.body_names):
+        mass = float(model.body_mass[i])
+        size3 = np.maximum(equivalent_box(mass, model.body_principal_inertia[i]), MIN_EDGE)
+        Rb = R_link[i] @ model.body_rotation[i]
+        pb = p_link[i] + R_link[i] @ model.body_com[i]
+        ob = bpy.data.objects.new(name, _box_mesh(name, size3))
+        ob.matrix_world = _matrix(Rb, pb)
+        ob.redmax.simulate = True
+        ob.redmax.mass = mass
+        coll.objects.link(ob)
+        obs.append(ob)
+    warnings = []
+    for i, name in enumerate(model.body_names):
+        jt = int(model.joint_type[i])
+        parent = int(model.body_parent[i])
+        parent_ob = obs[parent] if parent >= 0 else ground
+        if jt == engine.joints.FREE:
+            continue
+        host = bpy.data.objects.new(f"{name} joint", None)
+        host.empty_display_size = 0.05
+        coll.objects.link(host)
+        Rj, pj = R_link[i], p_link[i]  # joint frame = link frame at the start
+        axis = Rj @ model.joint_axis[i]
+        kind_bl, frame = {  # the host frame: HINGE turns about its z, SLIDER slides along its x
+            engine.joints.REVOLUTE: ("HINGE", _axis_frame(axis, 2)),
+            engine.joints.PRISMATIC: ("SLIDER", _axis_frame(axis, 0)),
+            engine.joints.SPHERICAL: ("POINT", Rj),
+            engine.joints.FIXED: ("FIXED", Rj),
+            engine.joints.UNIVERSAL: ("GENERIC", Rj),
+        }[jt]
+        host.matrix_world = _matrix(frame, pj)
+        c = _constraint(context, host, kind_bl, parent_ob, obs[i])
+        if kind_bl == "GENERIC":  # universal: all translations and the twist about z locked
+            for a in "xyz":
+                setattr(c, f"use_limit_lin_{a}", True)
+                setattr(c, f"limit_lin_{a}_lower", 0.0)
+                setattr(c, f"limit_lin_{a}_upper", 0.0)
+            c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper = True, 0.0, 0.0
+        vs = model.v_slice(model.joint_names[i])
+        if vs.stop > vs.start:
+            obs[i].redmax.joint_stiffness = float(sc.joint_stiffness[vs.start])
+            obs[i].redmax.joint_damping = float(sc.joint_damping[vs.start])
+    if np.ptp(sc.body_damping) == 0 and sc.body_damping.size:
+        bscene.redmax.body_damping = float(sc.body_damping[0])
+    n_links = _add_links(bscene, sc, model, obs, ground, R_link, p_link)
+    if sc.point_forces or sc.moving_loads:
+        warnings.append("point loads (e.g. the bridge's car) are not part of Blender demos")
+    bscene.gravity = tuple(model.gravity)
+    return {"collection": coll, "bodies": len(obs), "links": n_links, "warnings": warnings}
+
+
+def _local(obs, ground, model, body, point_link, R_link, p_link):
+    """(object, point in the object's local frame) of a link-frame point (world for body −1)."""
+    if body < 0:
+        return ground, tuple(point_link)
+    world = p_link[body] + R_link[body] @ point_link
+    M = np.array(obs[body].matrix_world)
+    return obs[body], tuple(np.linalg.solve(M[:3, :3], world - M[:3, 3]))
+
+
+def _add_links(bscene, sc, model, obs, ground, R_link, p_link):
+    count = 0
+    for s, (a, b, la, lb, k, d, rest, tension_only) in enumerate(sc.pairs):
+        ob_a, pa = _local(obs, ground, model, a, la, R_link, p_link)
+        ob_b, pb = _local(obs, ground, model, b, lb, R_link, p_link)
+        item = links.add_link(bscene, "CABLE" if tension_only else "SPRING", ((ob_a, ""), (ob_b, "")), pa, pb,
+                              name=sc.pair_names[s], stiffness=k, damping=d)
+        item.use_current_length = False
+        item.rest_length = rest
+        count += 1
+    kinds = {"point": "POINT", "ball": "POINT", "hinge": "HINGE", "universal": "UNIVERSAL", "fixed": "FIXED"}
+    for lc in sc.loop_closures:
+        ob_a, pa = _local(obs, ground, model, lc.body_a, lc.point_a, R_link, p_link)
+        ob_b, pb = _local(obs, ground, model, lc.body_b, lc.point_b, R_link, p_link)
+        item = links.add_link(bscene, "CLOSURE", ((ob_a, ""), (ob_b, "")), pa, pb, name=lc.name,
+                              closure_kind=kinds[lc.kind])
+        Ra = np.array(ob_a.matrix_world)[:3, :3]
+        world_axis = (R_link[lc.body_a] @ lc.axis_a) if lc.body_a >= 0 else lc.axis_a
+        item.closure_axis = tuple(np.linalg.solve(Ra, world_axis))
+        count += 1
+    return count

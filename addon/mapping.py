@@ -1,0 +1,427 @@
+"""Blender → engine: armatures, rigid objects, constraints and links become an ``engine.Scene``.
+
+Translation only; every number it produces is a length, mass, frame or
+stiffness read from Blender data (no physics here). The scene is built at the
+*current* frame: each body's link frame is its joint frame there, so the start
+configuration is the model's neutral q and the motion is relative to it.
+
+* Armature bones (armatures with ``redmax.simulate``): one body per bone,
+  joint at the bone head, link frame = the posed bone frame (Y along the
+  bone). Joint type from the IK locks (two locked → hinge about the free
+  axis, one → universal, none → ball, three → fixed) unless the bone's
+  RedMax setting overrides it; the root bone is fixed to the world at its head
+  or free. Mass from the bone setting or length × the armature's linear density.
+* Rigid objects: Rigid Body Constraints form the joint tree (object1 = parent,
+  object2 = child, joint frame = the constraint host's frame): HINGE (local Z)
+  → revolute, SLIDER (local X) → prismatic, POINT → ball, FIXED → fixed,
+  GENERIC by its locked angular axes like bones, GENERIC_SPRING → a spring
+  between the two origins. Constraints that close a loop become loop closures.
+  Objects without a joint to the world float freely. Passive rigid bodies,
+  empties (unless marked Simulate) and any object that is not simulated are
+  part of the world.
+* Links (``scene.redmax.links``): cables, springs and loop closures between
+  two objects or pose bones; an end on a non-simulated object is anchored in
+  the world.
+
+Errors are ``MappingError`` naming the object, bone, constraint or link.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+try:  # inside the installed extension: <ext>.engine
+    from .. import engine
+    from ..engine.geometry import mesh_mass_properties, rod_inertia
+except ImportError:  # running from a checkout with the repo root on sys.path
+    import engine
+    from engine.geometry import mesh_mass_properties, rod_inertia
+
+WORLD = -1
+AXES = np.eye(3)
+AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
+HOSTED_JOINTS = {"HINGE": "revolute", "SLIDER": "prismatic", "POINT": "spherical", "FIXED": "fixed"}
+CLOSURE_OF_JOINT = {"revolute": "hinge", "spherical": "point", "fixed": "fixed", "universal": "universal"}
+
+
+class MappingError(ValueError):
+    """Blender data that cannot become an engine scene; the message names the element."""
+
+
+@dataclass
+class Target:
+    """What an engine body drives in Blender: an object, or a pose bone of an armature object."""
+
+    body: str                # engine body name
+    object: bpy.types.Object
+    bone: str = ""           # pose bone name, "" for the object itself
+    world0: np.ndarray = field(default_factory=lambda: np.eye(4))  # Blender world matrix at the start
+
+
+@dataclass
+class Mapping:
+    """The engine scene and, per engine body (model order), the Blender element it drives."""
+
+    scene: engine.Scene
+    targets: list            # Target per engine body index
+    offsets: np.ndarray      # (n, 4, 4) link frame → Blender world matrix, constant: W(t) = L(t) @ offset
+    warnings: list = field(default_factory=list)
+
+    def world_matrices(self, q) -> np.ndarray:
+        """(n, 4, 4) Blender world matrices of all targets at generalized positions q (nq,)."""
+        R, p = engine.link_poses(self.scene.model, q)
+        L = np.zeros((len(R), 4, 4))
+        L[:, :3, :3], L[:, :3, 3], L[:, 3, 3] = R, p, 1.0
+        return L @ self.offsets
+
+
+def matrix(m) -> np.ndarray:
+    return np.array(m, dtype=float).reshape(4, 4)
+
+
+def rigid_part(W):
+    """(R, p): the rotation (scale and shear removed by polar decomposition) and translation of W."""
+    U, _, Vt = np.linalg.svd(W[:3, :3])
+    R = U @ Vt
+    if np.linalg.det(R) < 0:
+        raise MappingError("negative scale (mirrored object)")
+    return R, W[:3, 3].copy()
+
+
+def frame_in(parent_R, parent_p, R, p):
+    """(origin, rotation) of frame (R, p) in the frame (parent_R, parent_p); world if parent_R is None."""
+    if parent_R is None:
+        return p, R
+    return parent_R.T @ (p - parent_p), parent_R.T @ R
+
+
+# ------------------------------------------------------------------ bodies
+class _Builder:
+    """Collects bodies in parent-first order with their world link frames."""
+
+    def __init__(self, gravity):
+        self.mb = engine.ModelBuilder(gravity=gravity)
+        self.frames = {}     # body name → (R, p) link frame at the start
+        self.targets = {}    # body name → Target
+        self.joint_springs = []
+
+    def add(self, name, target, parent, joint, R, p, axis, mass, com_world, inertia_world, limits=None):
+        """Add a body whose joint frame (= link frame at the start) is (R, p) in world coordinates."""
+        pR, pp = self.frames[parent] if parent != WORLD else (None, None)
+        origin, rot = frame_in(pR, pp, R, p)
+        com = R.T @ (com_world - p)
+        inertia = R.T @ inertia_world @ R
+        try:
+            self.mb.add_body(name, parent=parent, joint=joint, axis=axis, joint_origin=origin, joint_rotation=rot,
+                             mass=mass, com=com, inertia=inertia, joint_name=name, limits=limits)
+        except engine.ModelError as err:
+            raise MappingError(f"{_describe(target)}: {err}") from None
+        self.frames[name] = (R, p)
+        self.targets[name] = target
+
+
+def _describe(target):
+    return f"bone '{target.bone}' of '{target.object.name}'" if target.bone else f"object '{target.object.name}'"
+
+
+def _locked_axes(locks):
+    return [i for i in range(3) if locks[i]]
+
+
+def _joint_from_locks(locks):
+    """(joint type, axis or None, joint rotation in the bone frame) from three lock flags."""
+    locked = _locked_axes(locks)
+    free = [i for i in range(3) if i not in locked]
+    if len(locked) == 3:
+        return "fixed", None, np.eye(3)
+    if len(locked) == 2:
+        return "revolute", AXES[free[0]], np.eye(3)
+    if len(locked) == 1:  # universal: Rx(θ1) Ry(θ2) of a joint frame whose x, y are the free axes
+        x, y = AXES[free[0]], AXES[free[1]]
+        return "universal", None, np.column_stack([x, y, np.cross(x, y)])
+    return "spherical", None, np.eye(3)
+
+
+def _bone_joint(bone, pose_bone):
+    """Joint type, axis and joint-frame rotation (bone frame) of one bone."""
+    s = bone.redmax
+    if s.joint == "AUTO":
+        locks = (pose_bone.lock_ik_x, pose_bone.lock_ik_y, pose_bone.lock_ik_z)
+        return _joint_from_locks(locks)
+    if s.joint == "REVOLUTE":
+        return "revolute", AXES[AXIS_INDEX[s.axis]], np.eye(3)
+    if s.joint == "UNIVERSAL":
+        locks = [i == AXIS_INDEX[s.axis] for i in range(3)]
+        return _joint_from_locks(locks)
+    return s.joint.lower(), None, np.eye(3)
+
+
+def _bone_limits(pose_bone, jtype, axis_rot):
+    """Per-dof limits (radians) from a Limit Rotation constraint, for hinges about a bone axis."""
+    if jtype != "revolute":
+        return None
+    for c in pose_bone.constraints:
+        if c.type == "LIMIT_ROTATION" and c.enabled:
+            i = int(np.argmax(np.abs(axis_rot)))
+            use = (c.use_limit_x, c.use_limit_y, c.use_limit_z)[i]
+            if use:
+                lo, hi = ((c.min_x, c.max_x), (c.min_y, c.max_y), (c.min_z, c.max_z))[i]
+                return [(float(lo), float(hi))]
+    return None
+
+
+def _add_armature(b, arm_ob):
+    A = matrix(arm_ob.matrix_world)
+    settings = arm_ob.redmax
+    for bone in arm_ob.data.bones:  # parents come before children (recipes §3)
+        pb = arm_ob.pose.bones[bone.name]
+        W = A @ matrix(pb.matrix)
+        target = Target(f"{arm_ob.name}:{bone.name}", arm_ob, bone.name, W)
+        try:
+            R, p = rigid_part(W)
+        except MappingError as err:
+            raise MappingError(f"{_describe(target)}: {err}") from None
+        length = float(bone.length) * float(np.cbrt(abs(np.linalg.det(A[:3, :3]))))
+        if length <= 0:
+            raise MappingError(f"{_describe(target)}: has zero length")
+        mass = bone.redmax.mass if bone.redmax.mass > 0 else settings.linear_density * length
+        com = p + R[:, 1] * (0.5 * length)
+        inertia = R @ np.diag(rod_inertia(mass, length, 0.1 * length)) @ R.T
+        parent = f"{arm_ob.name}:{bone.parent.name}" if bone.parent else WORLD
+        if parent == WORLD and settings.root == "FREE":
+            jtype, axis, jrot, limits = "free", None, np.eye(3), None
+        else:
+            jtype, axis, jrot = _bone_joint(bone, pb)
+            limits = _bone_limits(pb, jtype, axis) if axis is not None else None
+        b.add(target.body, target, parent, jtype, R @ jrot, p, axis if axis is not None else (0, 0, 1),
+              mass, com, inertia, limits)
+        if bone.redmax.stiffness > 0 or bone.redmax.damping > 0:
+            b.joint_springs.append((target.body, bone.redmax.stiffness, bone.redmax.damping, _describe(target)))
+
+
+def _object_mass(ob, density, depsgraph):
+    """(mass, com (3,), inertia (3, 3)) in world coordinates at the start, from the evaluated mesh."""
+    what = f"object '{ob.name}'"
+    W = matrix(ob.matrix_world)
+    override = ob.redmax.mass if ob.redmax.mass > 0 else (ob.rigid_body.mass if ob.rigid_body else 0.0)
+    if ob.type == "MESH":
+        ev = ob.evaluated_get(depsgraph)
+        mesh = ev.to_mesh()
+        try:
+            mesh.calc_loop_triangles()
+            n, m = len(mesh.vertices), len(mesh.loop_triangles)
+            co = np.empty(3 * n)
+            mesh.vertices.foreach_get("co", co)
+            tris = np.empty(3 * m, dtype=np.int32)
+            mesh.loop_triangles.foreach_get("vertices", tris)
+        finally:
+            ev.to_mesh_clear()
+        world = co.reshape(n, 3) @ W[:3, :3].T + W[:3, 3]
+        if np.linalg.det(W[:3, :3]) < 0:
+            tris = tris.reshape(m, 3)[:, ::-1]
+        try:
+            mp = mesh_mass_properties(world, tris, density)
+        except ValueError as err:
+            if override <= 0:
+                raise MappingError(f"{what}: cannot compute mass from its mesh ({err}); "
+                                   "close the mesh or set a RedMax mass") from None
+        else:
+            scale = override / mp.mass if override > 0 else 1.0
+            return mp.mass * scale, mp.com, mp.inertia * scale
+    if override <= 0:
+        raise MappingError(f"{what}: has no mesh to compute its mass from; set a RedMax mass")
+    return override, W[:3, 3].copy(), np.eye(3) * (0.4 * override * 0.05**2)  # small sphere
+
+
+def _is_dynamic(ob, constrained):
+    if ob.type == "ARMATURE":
+        return False
+    if ob.rigid_body is not None:
+        return ob.rigid_body.type == "ACTIVE"
+    return ob.redmax.simulate or (ob in constrained and ob.type == "MESH")  # empties anchor to the world
+
+
+def _constraint_joint(host):
+    """(joint type, axis in the host frame) of a Rigid Body Constraint."""
+    c = host.rigid_body_constraint
+    what = f"rigid body constraint on '{host.name}'"
+    if c.type in HOSTED_JOINTS:
+        return HOSTED_JOINTS[c.type], (1.0, 0.0, 0.0) if c.type == "SLIDER" else (0.0, 0.0, 1.0), np.eye(3)
+    if c.type == "GENERIC":
+        lin = [(getattr(c, f"use_limit_lin_{a}") and getattr(c, f"limit_lin_{a}_lower") == 0.0
+                and getattr(c, f"limit_lin_{a}_upper") == 0.0) for a in "xyz"]
+        if not all(lin):
+            raise MappingError(f"{what}: GENERIC constraints must lock all linear axes (limits 0..0)")
+        ang = [(getattr(c, f"use_limit_ang_{a}") and getattr(c, f"limit_ang_{a}_lower") == 0.0
+                and getattr(c, f"limit_ang_{a}_upper") == 0.0) for a in "xyz"]
+        jtype, axis, jrot = _joint_from_locks(ang)
+        return jtype, axis if axis is not None else (0.0, 0.0, 1.0), jrot
+    raise MappingError(f"{what}: type {c.type} is not supported (use HINGE, SLIDER, POINT, FIXED, GENERIC "
+                       "or GENERIC_SPRING)")
+
+
+def _add_rigid_objects(b, objects, density, depsgraph, closures, springs):
+    """Joint tree from Rigid Body Constraints; loop-closing constraints go to ``closures``."""
+    hosts = [ob for ob in objects if ob.rigid_body_constraint is not None and ob.rigid_body_constraint.enabled]
+    constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
+    dynamic = sorted((ob for ob in objects if _is_dynamic(ob, constrained)), key=lambda o: o.name)
+    edges = []
+    for h in sorted(hosts, key=lambda o: o.name):
+        c = h.rigid_body_constraint
+        if c.object1 is None or c.object2 is None:
+            raise MappingError(f"rigid body constraint on '{h.name}': needs both objects")
+        if c.type == "GENERIC_SPRING":
+            springs.append(h)
+            continue
+        edges.append(h)
+    dynamic_set, placed, used = set(dynamic), set(), set()
+
+    def place(ob, parent_ob, host):
+        mass, com, inertia = _object_mass(ob, density, depsgraph)
+        target = Target(ob.name, ob, "", matrix(ob.matrix_world))
+        if host is None:  # free-floating root: link frame = the object's frame
+            R, p = rigid_part(target.world0)
+            b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia)
+        else:
+            jtype, axis, jrot = _constraint_joint(host)
+            try:
+                R, p = rigid_part(matrix(host.matrix_world))
+            except MappingError as err:
+                raise MappingError(f"rigid body constraint on '{host.name}': {err}") from None
+            b.add(ob.name, target, parent_ob.name if parent_ob is not None else WORLD, jtype, R @ jrot, p, axis,
+                  mass, com, inertia)
+            if ob.redmax.joint_stiffness > 0 or ob.redmax.joint_damping > 0:
+                b.joint_springs.append((ob.name, ob.redmax.joint_stiffness, ob.redmax.joint_damping, f"object '{ob.name}'"))
+        placed.add(ob)
+
+    def grow(roots):  # breadth first from bodies (or world objects) already placed
+        queue = list(roots)
+        while queue:
+            cur = queue.pop(0)
+            for h in edges:
+                c = h.rigid_body_constraint
+                if h in used or cur not in (c.object1, c.object2):
+                    continue
+                other = c.object2 if c.object1 == cur else c.object1
+                if other in dynamic_set and other not in placed:
+                    place(other, cur if cur in dynamic_set else None, h)
+                    used.add(h)
+                    queue.append(other)
+
+    grow(dict.fromkeys(o for h in edges for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
+                       if o not in dynamic_set))
+    for ob in dynamic:  # what no joint chain ties to the world floats freely
+        if ob not in placed:
+            place(ob, None, None)
+            grow([ob])
+    closures += [h for h in edges if h not in used
+                 and (h.rigid_body_constraint.object1 in dynamic_set or h.rigid_body_constraint.object2 in dynamic_set)]
+
+
+def _end(link, which, targets):
+    """(engine body or WORLD, world point at the start) of one end of a link."""
+    ob, bone, point = ((link.object_a, link.bone_a, link.point_a) if which == "a"
+                       else (link.object_b, link.bone_b, link.point_b))
+    what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
+    if ob is None or ob.name not in bpy.data.objects:
+        raise MappingError(f"{what}: object {which.upper()} is missing (deleted?)")
+    local = np.array([*point, 1.0])
+    if bone:
+        if ob.type != "ARMATURE" or bone not in ob.pose.bones:
+            raise MappingError(f"{what}: '{ob.name}' has no bone '{bone}'")
+        W = matrix(ob.matrix_world) @ matrix(ob.pose.bones[bone].matrix)
+        name = f"{ob.name}:{bone}"
+    else:
+        W, name = matrix(ob.matrix_world), ob.name
+    return (name if name in targets else WORLD), (W @ local)[:3], W
+
+
+def build(context, objects=None) -> Mapping:
+    """Map the Blender scene (or the given objects) to an engine scene at the current frame."""
+    bscene = context.scene
+    settings = bscene.redmax
+    objects = list(bscene.objects if objects is None else objects)
+    gravity = tuple(bscene.gravity) if bscene.use_gravity else (0.0, 0.0, 0.0)
+    b = _Builder(gravity)
+    depsgraph = context.evaluated_depsgraph_get()
+    for ob in objects:
+        if ob.type == "ARMATURE" and ob.redmax.simulate:
+            _add_armature(b, ob)
+    closures, springs = [], []
+    _add_rigid_objects(b, objects, settings.density, depsgraph, closures, springs)
+    if not b.targets:
+        raise MappingError("nothing to simulate: no simulated armature, rigid body constraint or active rigid body")
+    model = b.mb.finalize()
+    scene = engine.Scene(model, name=bscene.name)
+    for body, k, d, what in b.joint_springs:
+        try:
+            scene.add_joint_spring(body, k, d)
+        except engine.ModelError as err:
+            raise MappingError(f"{what}: {err}") from None
+    if settings.body_damping > 0:
+        scene.set_body_damping(settings.body_damping)
+    for h in closures:
+        _add_constraint_closure(scene, h, b.targets)
+    for h in springs:
+        _add_constraint_spring(scene, h, b.targets)
+    for link in settings.links:
+        _add_link(scene, link, b.targets)
+    targets = [b.targets[name] for name in model.body_names]
+    R, p = engine.link_poses(model, scene.q0)
+    L = np.zeros((len(R), 4, 4))
+    L[:, :3, :3], L[:, :3, 3], L[:, 3, 3] = R, p, 1.0
+    W0 = np.array([t.world0 for t in targets])
+    return Mapping(scene, targets, np.linalg.inv(L) @ W0)
+
+
+def _add_constraint_closure(scene, host, targets):
+    c = host.rigid_body_constraint
+    what = f"rigid body constraint on '{host.name}'"
+    jtype, axis, jrot = _constraint_joint(host)
+    if jtype not in CLOSURE_OF_JOINT:
+        raise MappingError(f"{what}: closes a loop, which a {c.type} constraint cannot (use HINGE, POINT or FIXED)")
+    R, p = rigid_part(matrix(host.matrix_world))
+    ends = [o.name if o is not None and o.name in targets else WORLD for o in (c.object1, c.object2)]
+    frame = R @ jrot
+    try:
+        scene.add_loop_closure(ends[0], ends[1], p, kind=CLOSURE_OF_JOINT[jtype], axis=R @ np.asarray(axis, float),
+                               axis_b=frame[:, 1], name=host.name)
+    except engine.ModelError as err:
+        raise MappingError(f"{what}: {err}") from None
+
+
+def _add_constraint_spring(scene, host, targets):
+    c = host.rigid_body_constraint
+    on = [a for a in "xyz" if getattr(c, f"use_spring_{a}")]
+    if not on:
+        return
+    k = float(np.mean([getattr(c, f"spring_stiffness_{a}") for a in on]))
+    d = float(np.mean([getattr(c, f"spring_damping_{a}") for a in on]))
+    ends = [o.name if o.name in targets else WORLD for o in (c.object1, c.object2)]
+    pts = [np.array(o.matrix_world.translation) for o in (c.object1, c.object2)]
+    if np.linalg.norm(pts[1] - pts[0]) < 1e-9:
+        raise MappingError(f"generic spring on '{host.name}': its two objects' origins coincide")
+    scene.add_spring(ends[0], pts[0], ends[1], pts[1], k, damping=d, name=host.name)
+
+
+def _add_link(scene, link, targets):
+    what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
+    a, pa, Wa = _end(link, "a", targets)
+    bb, pb, _ = _end(link, "b", targets)
+    if a == WORLD and bb == WORLD:
+        raise MappingError(f"{what}: neither end is on a simulated object or bone")
+    try:
+        if link.kind == "CLOSURE":
+            Ra, _ = rigid_part(Wa)
+            scene.add_loop_closure(a, bb, pa, kind=link.closure_kind.lower(), axis=Ra @ np.array(link.closure_axis),
+                                   name=link.name)
+        else:
+            if np.linalg.norm(pb - pa) < 1e-9 and link.use_current_length:
+                raise MappingError(f"{what}: its two points coincide, so it has no direction")
+            rest = None if link.use_current_length else link.rest_length
+            add = scene.add_cable if link.kind == "CABLE" else scene.add_spring
+            add(a, pa, bb, pb, link.stiffness, damping=link.damping, rest_length=rest, name=link.name)
+    except engine.ModelError as err:
+        raise MappingError(f"{what}: {err}") from None

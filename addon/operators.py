@@ -1,0 +1,253 @@
+"""Operators: bake / clear, authoring links, demo scenes, benchmarks (pinned ids in DESIGN.md)."""
+from __future__ import annotations
+
+import os
+import time
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProperty, StringProperty
+
+from . import bake, demo, links
+from .properties import CLOSURE_ITEMS
+
+try:  # inside the installed extension: <ext>.engine
+    from .. import engine
+    from ..engine.bench import run_suite
+except ImportError:  # running from a checkout with the repo root on sys.path
+    import engine
+    from engine.bench import run_suite
+
+
+class REDMAX_OT_bake(bpy.types.Operator):
+    """Simulate the frame range with RedMax and write keyframes (ESC cancels; nothing changes until the end)"""
+
+    bl_idname = "redmax.bake"
+    bl_label = "Bake RedMax"
+    bl_options = {"REGISTER", "UNDO"}
+
+    _job = None
+    _steps = None
+    _timer = None
+
+    def execute(self, context):
+        try:
+            job = bake.BakeJob(context)
+        except bake.BakeError as err:
+            self._fail(context, None, err)
+            return {"CANCELLED"}
+        try:
+            job.run(report=self._print_progress if bpy.app.background else None)
+            job.finish()
+        except bake.BakeError as err:
+            self._fail(context, job, err)
+            return {"CANCELLED"}
+        except BaseException:  # KeyboardInterrupt included: leave the animation as it was
+            job.abort()
+            raise
+        self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
+        return {"FINISHED"}
+
+    @staticmethod
+    def _print_progress(fraction):
+        print(f"redmax.bake: {100 * fraction:3.0f} %", flush=True)
+
+    def invoke(self, context, event):
+        if bpy.app.background:
+            return self.execute(context)
+        try:
+            self._job = bake.BakeJob(context)
+        except bake.BakeError as err:
+            self._fail(context, None, err)
+            return {"CANCELLED"}
+        self._steps = self._job.steps()
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.0, window=context.window)
+        wm.modal_handler_add(self)
+        wm.progress_begin(0, 100)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._cleanup(context)
+            self._job.abort()
+            self.report({"WARNING"}, "RedMax bake cancelled; the animation is unchanged")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        t_end = time.perf_counter() + 0.05
+        try:
+            while time.perf_counter() < t_end:
+                frac = next(self._steps)
+        except StopIteration:
+            self._cleanup(context)
+            try:
+                self._job.finish()
+            except bake.BakeError as err:
+                self._fail(context, self._job, err)
+                return {"CANCELLED"}
+            self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
+            return {"FINISHED"}
+        except bake.BakeError as err:
+            self._cleanup(context)
+            self._fail(context, self._job, err)
+            return {"CANCELLED"}
+        context.window_manager.progress_update(int(100 * frac))
+        context.workspace.status_text_set(f"RedMax bake: {100 * frac:.0f} % (ESC to cancel)")
+        return {"RUNNING_MODAL"}
+
+    def _cleanup(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+
+    def _fail(self, context, job, err):
+        if job is not None:
+            job.abort()
+        context.scene.redmax.last_message = f"failed: {err}"
+        self.report({"ERROR"}, f"RedMax bake failed: {err}")
+
+
+class REDMAX_OT_clear_bake(bpy.types.Operator):
+    """Remove the baked keyframes and give objects their previous animation back"""
+
+    bl_idname = "redmax.clear_bake"
+    bl_label = "Clear RedMax Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        n = bake.clear_bake(context.scene)
+        self.report({"INFO"}, f"RedMax: cleared the bake of {n} object(s)")
+        return {"FINISHED"}
+
+
+class _AddLink:
+    """Shared by the three link operators: ends from the properties or from the selection
+    (two objects, two pose bones, or an object and a pose bone; the active one is B)."""
+
+    bl_options = {"REGISTER", "UNDO"}
+    kind = "CABLE"
+
+    name: StringProperty(name="Name", default="")  # type: ignore[valid-type]
+    object_a: StringProperty(name="Object A", default="")  # type: ignore[valid-type]
+    bone_a: StringProperty(name="Bone A", default="")  # type: ignore[valid-type]
+    point_a: FloatVectorProperty(name="Point A", size=3, description="Local point on A")  # type: ignore[valid-type]
+    object_b: StringProperty(name="Object B", default="")  # type: ignore[valid-type]
+    bone_b: StringProperty(name="Bone B", default="")  # type: ignore[valid-type]
+    point_b: FloatVectorProperty(name="Point B", size=3, description="Local point on B")  # type: ignore[valid-type]
+    stiffness: bpy.props.FloatProperty(name="Stiffness", default=1e5, min=0.0)  # type: ignore[valid-type]
+    damping: bpy.props.FloatProperty(name="Damping", default=100.0, min=0.0)  # type: ignore[valid-type]
+
+    def execute(self, context):
+        try:
+            ends = links.ends_from(context, self.object_a, self.bone_a, self.object_b, self.bone_b)
+        except ValueError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        item = links.add_link(context.scene, self.kind, ends, tuple(self.point_a), tuple(self.point_b),
+                              name=self.name, stiffness=self.stiffness, damping=self.damping, **self._extra())
+        self.report({"INFO"}, f"RedMax: added {item.name}")
+        return {"FINISHED"}
+
+    def _extra(self):
+        return {}
+
+
+class REDMAX_OT_add_cable(_AddLink, bpy.types.Operator):
+    """Add a tension-only cable between the two selected objects or pose bones"""
+
+    bl_idname = "redmax.add_cable"
+    bl_label = "Add Cable"
+    kind = "CABLE"
+
+
+class REDMAX_OT_add_spring(_AddLink, bpy.types.Operator):
+    """Add a spring between the two selected objects or pose bones"""
+
+    bl_idname = "redmax.add_spring"
+    bl_label = "Add Spring"
+    kind = "SPRING"
+
+
+class REDMAX_OT_add_loop_closure(_AddLink, bpy.types.Operator):
+    """Close a loop: the point on A and the same place on B stay together"""
+
+    bl_idname = "redmax.add_loop_closure"
+    bl_label = "Add Loop Closure"
+    kind = "CLOSURE"
+
+    closure_kind: EnumProperty(name="Closure", items=CLOSURE_ITEMS, default="POINT")  # type: ignore[valid-type]
+
+    def _extra(self):
+        return {"closure_kind": self.closure_kind}
+
+
+class REDMAX_OT_remove_link(bpy.types.Operator):
+    """Remove the active cable, spring or loop closure (and its curve)"""
+
+    bl_idname = "redmax.remove_link"
+    bl_label = "Remove Link"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        s = context.scene.redmax
+        return 0 <= s.active_link < len(s.links)
+
+    def execute(self, context):
+        links.remove_link(context.scene, context.scene.redmax.active_link)
+        return {"FINISHED"}
+
+
+class REDMAX_OT_add_demo_scene(bpy.types.Operator):
+    """Build one of the engine's scenes as Blender objects, ready to bake"""
+
+    bl_idname = "redmax.add_demo_scene"
+    bl_label = "Add RedMax Demo Scene"
+    bl_options = {"REGISTER", "UNDO"}
+
+    scene: EnumProperty(name="Scene", items=demo.DEMO_ITEMS, default="BRIDGE")  # type: ignore[valid-type]
+    size: IntProperty(name="Size", default=0, min=0, soft_max=64,  # type: ignore[valid-type]
+                      description="Deck pieces / rib links / tree levels / chain links (0: the demo default)")
+
+    def execute(self, context):
+        try:
+            info = demo.build_demo(context, self.scene, self.size or None)
+        except (ValueError, engine.ModelError) as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for w in info["warnings"]:
+            self.report({"WARNING"}, w)
+        self.report({"INFO"}, f"RedMax: {self.scene.lower()} demo with {info['bodies']} bodies, "
+                              f"{info['links']} links")
+        return {"FINISHED"}
+
+
+class REDMAX_OT_run_benchmark(bpy.types.Operator):
+    """Run an engine benchmark suite inside Blender's Python (writes CSV, markdown and plots)"""
+
+    bl_idname = "redmax.run_benchmark"
+    bl_label = "Run RedMax Benchmark"
+
+    suite: EnumProperty(name="Suite", items=[("redmax", "RedMax (thesis Sec. 4)", "", 0),  # type: ignore[valid-type]
+                                             ("algorithms", "Algorithms", "", 1)], default="redmax")
+    quick: BoolProperty(name="Quick", default=True)  # type: ignore[valid-type]
+    sim_time: bpy.props.FloatProperty(name="Scene Seconds", default=0.0, min=0.0,  # type: ignore[valid-type]
+                                      description="Scene time per run (redmax suite; 0 = the suite default)")
+    output_dir: StringProperty(name="Output", subtype="DIR_PATH", default="//redmax_bench")  # type: ignore[valid-type]
+
+    def execute(self, context):
+        out = bpy.path.abspath(self.output_dir or "//redmax_bench")
+        if out.startswith("//"):  # unsaved file: relative to the working directory
+            out = os.path.join(os.getcwd(), out[2:])
+        options = {"sim_time": self.sim_time} if self.suite == "redmax" and self.sim_time > 0 else {}
+        result = run_suite(self.suite, out, quick=self.quick, **options)
+        self.report({"INFO"}, f"RedMax: benchmark written to {result['markdown']}")
+        return {"FINISHED"}
+
+
+CLASSES = (REDMAX_OT_bake, REDMAX_OT_clear_bake, REDMAX_OT_add_cable, REDMAX_OT_add_spring,
+           REDMAX_OT_add_loop_closure, REDMAX_OT_remove_link, REDMAX_OT_add_demo_scene, REDMAX_OT_run_benchmark)

@@ -1,0 +1,145 @@
+"""Settings stored in the .blend file: per scene, per object, per bone, and the list of links
+(cables, springs, loop closures). Enum items carry explicit numbers because Blender stores
+enum values by index (recipes §9): never renumber an item."""
+from __future__ import annotations
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+SOLVER_ITEMS = [
+    ("PCG", "PCG", "RedMax: projected block Jacobi preconditioned CG (fast for cables and springs)", 0),
+    ("DIRECT", "Sparse direct", "RedMax with a sparse LDLᵀ factorization each step", 1),
+    ("DENSE", "Dense", "RedMax with a dense Cholesky factorization (small rigs only)", 2),
+]
+JOINT_ITEMS = [
+    ("AUTO", "Auto", "Bones: from the IK locks. Objects: from the Rigid Body Constraint", 0),
+    ("FIXED", "Fixed", "Welded to the parent", 1),
+    ("REVOLUTE", "Hinge", "Rotation about one axis", 2),
+    ("UNIVERSAL", "Universal", "Rotation about two axes", 3),
+    ("SPHERICAL", "Ball", "Free rotation", 4),
+]
+AXIS_ITEMS = [("X", "X", "Local X", 0), ("Y", "Y", "Local Y (along the bone)", 1), ("Z", "Z", "Local Z", 2)]
+ROOT_ITEMS = [
+    ("FIXED", "Fixed", "The root bone is pinned to the world at its head (rotates about it per its joint)", 0),
+    ("FREE", "Free", "The root bone flies freely (6 degrees of freedom)", 1),
+]
+LINK_ITEMS = [
+    ("CABLE", "Cable", "Tension-only spring between two points", 0),
+    ("SPRING", "Spring", "Spring between two points (pushes and pulls)", 1),
+    ("CLOSURE", "Loop closure", "Hard constraint: the two points stay together", 2),
+]
+CLOSURE_ITEMS = [
+    ("POINT", "Point", "The points coincide; rotation is free", 0),
+    ("HINGE", "Hinge", "The points coincide and the bodies share a hinge axis", 1),
+    ("UNIVERSAL", "Universal", "The points coincide and two axes stay perpendicular", 2),
+    ("FIXED", "Fixed", "The bodies are welded together", 3),
+]
+
+
+class REDMAX_PG_link(bpy.types.PropertyGroup):
+    """A cable, spring or loop closure between two objects or pose bones (points in their local frames)."""
+
+    kind: EnumProperty(name="Kind", items=LINK_ITEMS, default="CABLE")  # type: ignore[valid-type]
+    object_a: PointerProperty(name="Object A", type=bpy.types.Object)  # type: ignore[valid-type]
+    bone_a: StringProperty(name="Bone A", description="Pose bone of Object A (armatures), empty for the object")  # type: ignore[valid-type]
+    point_a: FloatVectorProperty(name="Point A", size=3, subtype="TRANSLATION",  # type: ignore[valid-type]
+                                 description="Attachment in A's local frame (bones: head at 0, Y along the bone)")
+    object_b: PointerProperty(name="Object B", type=bpy.types.Object)  # type: ignore[valid-type]
+    bone_b: StringProperty(name="Bone B")  # type: ignore[valid-type]
+    point_b: FloatVectorProperty(name="Point B", size=3, subtype="TRANSLATION")  # type: ignore[valid-type]
+    stiffness: FloatProperty(name="Stiffness", default=1e5, min=0.0, soft_max=1e8, unit="NONE",  # type: ignore[valid-type]
+                             description="N/m")
+    damping: FloatProperty(name="Damping", default=100.0, min=0.0, description="N·s/m")  # type: ignore[valid-type]
+    use_current_length: BoolProperty(name="Rest Length from Pose", default=True,  # type: ignore[valid-type]
+                                     description="Rest length = the distance at the first frame of the bake")
+    rest_length: FloatProperty(name="Rest Length", default=1.0, min=0.0, unit="LENGTH")  # type: ignore[valid-type]
+    closure_kind: EnumProperty(name="Closure", items=CLOSURE_ITEMS, default="POINT")  # type: ignore[valid-type]
+    closure_axis: FloatVectorProperty(name="Axis", size=3, default=(0.0, 0.0, 1.0),  # type: ignore[valid-type]
+                                      description="Hinge (or first universal) axis in A's local frame")
+    curve: PointerProperty(name="Curve", type=bpy.types.Object,  # type: ignore[valid-type]
+                           description="The curve object that shows this link in the viewport and renders")
+
+
+class REDMAX_PG_bone(bpy.types.PropertyGroup):
+    """Per-bone joint settings (registered on Bone and EditBone, which share storage)."""
+
+    joint: EnumProperty(name="Joint", items=JOINT_ITEMS, default="AUTO")  # type: ignore[valid-type]
+    axis: EnumProperty(name="Hinge Axis", items=AXIS_ITEMS, default="X")  # type: ignore[valid-type]
+    mass: FloatProperty(name="Mass", default=0.0, min=0.0, unit="MASS",  # type: ignore[valid-type]
+                        description="kg; 0 = bone length × the armature's linear density")
+    stiffness: FloatProperty(name="Joint Stiffness", default=0.0, min=0.0,  # type: ignore[valid-type]
+                             description="N·m/rad pulling the joint back to its pose at the first frame")
+    damping: FloatProperty(name="Joint Damping", default=0.0, min=0.0, description="N·m·s/rad")  # type: ignore[valid-type]
+
+
+class REDMAX_PG_object(bpy.types.PropertyGroup):
+    """Per-object settings: rigid bodies and armatures."""
+
+    simulate: BoolProperty(name="Simulate", default=False,  # type: ignore[valid-type]
+                           description="Simulate this object (rigid objects in Rigid Body Constraints and active "
+                                       "rigid bodies are simulated anyway) or this armature's bones")
+    mass: FloatProperty(name="Mass", default=0.0, min=0.0, unit="MASS",  # type: ignore[valid-type]
+                        description="kg; 0 = the Rigid Body mass, else mesh volume × the scene density")
+    joint_stiffness: FloatProperty(name="Joint Stiffness", default=0.0, min=0.0,  # type: ignore[valid-type]
+                                   description="Stiffness of the joint that attaches this object (N·m/rad or N/m), "
+                                               "about its pose at the first frame")
+    joint_damping: FloatProperty(name="Joint Damping", default=0.0, min=0.0)  # type: ignore[valid-type]
+    root: EnumProperty(name="Root", items=ROOT_ITEMS, default="FIXED")  # type: ignore[valid-type]
+    linear_density: FloatProperty(name="Bone Density", default=2.0, min=1e-6,  # type: ignore[valid-type]
+                                  description="kg per metre of bone length (bones without their own mass)")
+    # what a bake replaced, restored by Clear Bake
+    baked_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
+    previous_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
+    previous_slot: StringProperty()  # type: ignore[valid-type]
+    previous_rotation_modes: StringProperty()  # type: ignore[valid-type]  # JSON: "" (object) / bone name → mode
+    is_baked: BoolProperty(default=False)  # type: ignore[valid-type]
+
+
+class REDMAX_PG_scene(bpy.types.PropertyGroup):
+    solver: EnumProperty(name="Solver", items=SOLVER_ITEMS, default="PCG")  # type: ignore[valid-type]
+    substeps: IntProperty(name="Substeps", default=2, min=1, soft_max=64,  # type: ignore[valid-type]
+                          description="Simulation steps per animation frame")
+    density: FloatProperty(name="Density", default=1000.0, min=1e-6,  # type: ignore[valid-type]
+                           description="kg/m³ for meshes without a Rigid Body mass")
+    body_damping: FloatProperty(name="Air Damping", default=0.0, min=0.0,  # type: ignore[valid-type]
+                                description="Damping of every body's motion (N·s/m on its twist)")
+    links: CollectionProperty(type=REDMAX_PG_link)  # type: ignore[valid-type]
+    active_link: IntProperty(default=0)  # type: ignore[valid-type]
+    live_preview: BoolProperty(name="Live Preview", default=False,  # type: ignore[valid-type]
+                               description="Simulate while the timeline plays (reset when it jumps back)")
+    # statistics of the last bake (read-only in the UI)
+    last_frames: IntProperty(default=0)  # type: ignore[valid-type]
+    last_steps: IntProperty(default=0)  # type: ignore[valid-type]
+    last_seconds: FloatProperty(default=0.0)  # type: ignore[valid-type]
+    last_iterations: FloatProperty(default=0.0)  # type: ignore[valid-type]
+    last_max_iterations: IntProperty(default=0)  # type: ignore[valid-type]
+    last_message: StringProperty(default="")  # type: ignore[valid-type]
+
+
+CLASSES = (REDMAX_PG_link, REDMAX_PG_bone, REDMAX_PG_object, REDMAX_PG_scene)
+POINTERS = (
+    (bpy.types.Scene, "redmax", REDMAX_PG_scene),
+    (bpy.types.Object, "redmax", REDMAX_PG_object),
+    (bpy.types.Bone, "redmax", REDMAX_PG_bone),
+    (bpy.types.EditBone, "redmax", REDMAX_PG_bone),
+)
+
+
+def register_pointers():
+    for owner, name, group in POINTERS:
+        setattr(owner, name, PointerProperty(type=group))
+
+
+def unregister_pointers():
+    for owner, name, _ in POINTERS:
+        if hasattr(owner, name):
+            delattr(owner, name)

@@ -1,0 +1,138 @@
+"""The "RedMax" N-panel tab: scene settings, the selected body or bone, links, bake."""
+from __future__ import annotations
+
+import bpy
+
+try:  # inside the installed extension: <ext>.engine
+    from .. import engine
+except ImportError:  # running from a checkout with the repo root on sys.path
+    import engine
+
+
+class _Tab:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "RedMax"
+
+
+class REDMAX_PT_main(_Tab, bpy.types.Panel):
+    bl_label = "RedMax"
+    bl_idname = "REDMAX_PT_main"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        s = context.scene.redmax
+        col = layout.column()
+        col.prop(s, "solver")
+        col.prop(s, "substeps")
+        col.prop(s, "density")
+        col.prop(s, "body_damping")
+        row = layout.row(align=True)
+        row.scale_y = 1.4
+        row.operator("redmax.bake", icon="PHYSICS")
+        row.operator("redmax.clear_bake", text="", icon="TRASH")
+        if s.last_message:
+            layout.label(text=s.last_message, icon="ERROR" if s.last_message.startswith("failed") else "INFO")
+        if s.last_steps:
+            layout.label(text=f"PCG iterations: {s.last_iterations:.1f} mean, {s.last_max_iterations} max")
+        if engine.JIT_ENABLED:
+            layout.label(text=f"Engine {engine.__version__}, numba on", icon="CHECKMARK")
+        else:
+            layout.label(text=f"Engine {engine.__version__}: numba missing, pure-Python path (slow)", icon="INFO")
+
+
+class REDMAX_PT_body(_Tab, bpy.types.Panel):
+    bl_label = "Body"
+    bl_parent_id = "REDMAX_PT_main"
+
+    @classmethod
+    def poll(cls, context):
+        return context.active_object is not None
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        ob = context.active_object
+        pb = context.active_pose_bone if ob.type == "ARMATURE" else None
+        if pb is not None and context.mode == "POSE":
+            bs = pb.bone.redmax
+            layout.label(text=f"Bone '{pb.name}'", icon="BONE_DATA")
+            layout.prop(bs, "joint")
+            if bs.joint in ("REVOLUTE", "UNIVERSAL"):
+                layout.prop(bs, "axis")
+            layout.prop(bs, "mass")
+            layout.prop(bs, "stiffness")
+            layout.prop(bs, "damping")
+            return
+        os_ = ob.redmax
+        layout.label(text=f"'{ob.name}'", icon="OBJECT_DATA")
+        layout.prop(os_, "simulate")
+        if ob.type == "ARMATURE":
+            layout.prop(os_, "root")
+            layout.prop(os_, "linear_density")
+        else:
+            layout.prop(os_, "mass")
+            layout.prop(os_, "joint_stiffness")
+            layout.prop(os_, "joint_damping")
+        if os_.is_baked:
+            layout.label(text="baked (Clear Bake restores the previous animation)", icon="KEYFRAME")
+
+
+class REDMAX_UL_links(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0, flt_flag=0):
+        icons = {"CABLE": "CON_TRACKTO", "SPRING": "FORCE_HARMONIC", "CLOSURE": "LINKED"}
+        layout.prop(item, "name", text="", emboss=False, icon=icons[item.kind])
+        if item.object_a is None or item.object_b is None:
+            layout.label(text="", icon="ERROR")
+
+
+class REDMAX_PT_links(_Tab, bpy.types.Panel):
+    bl_label = "Cables, Springs, Loop Closures"
+    bl_parent_id = "REDMAX_PT_main"
+
+    def draw(self, context):
+        layout = self.layout
+        s = context.scene.redmax
+        row = layout.row(align=True)
+        row.operator("redmax.add_cable", text="Cable")
+        row.operator("redmax.add_spring", text="Spring")
+        row.operator("redmax.add_loop_closure", text="Closure")
+        row = layout.row()
+        row.template_list("REDMAX_UL_links", "", s, "links", s, "active_link", rows=4)
+        row.operator("redmax.remove_link", text="", icon="X")
+        if 0 <= s.active_link < len(s.links):
+            item = s.links[s.active_link]
+            col = layout.column()
+            col.use_property_split = True
+            col.prop(item, "kind")
+            for end in "ab":
+                col.prop(item, f"object_{end}")
+                ob = getattr(item, f"object_{end}")
+                if ob is not None and ob.type == "ARMATURE":
+                    col.prop_search(item, f"bone_{end}", ob.data, "bones")
+                col.prop(item, f"point_{end}")
+            if item.kind == "CLOSURE":
+                col.prop(item, "closure_kind")
+                col.prop(item, "closure_axis")
+            else:
+                col.prop(item, "stiffness")
+                col.prop(item, "damping")
+                col.prop(item, "use_current_length")
+                if not item.use_current_length:
+                    col.prop(item, "rest_length")
+
+
+class REDMAX_PT_tools(_Tab, bpy.types.Panel):
+    bl_label = "Demos and Benchmarks"
+    bl_parent_id = "REDMAX_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        col = self.layout.column(align=True)
+        for key, label in (("BRIDGE", "Bridge"), ("UMBRELLA", "Umbrella"), ("TREE", "Tree"), ("CHAIN", "Chain")):
+            col.operator("redmax.add_demo_scene", text=f"Add {label}").scene = key
+        self.layout.operator("redmax.run_benchmark")
+
+
+CLASSES = (REDMAX_PT_main, REDMAX_PT_body, REDMAX_UL_links, REDMAX_PT_links, REDMAX_PT_tools)

@@ -1,0 +1,271 @@
+"""The add-on in the real bpy wheel: mapping, bake correctness, failure safety, save/reload, demos."""
+import atexit
+import math
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy` (recipes §1)
+    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
+    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
+    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
+bpy = pytest.importorskip("bpy")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import addon  # noqa: E402
+from addon import bake, links, mapping  # noqa: E402
+
+import engine  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered():
+    addon.register()
+    yield
+    addon.unregister()
+
+
+@pytest.fixture()
+def ctx():
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = 60
+    return bpy.context
+
+
+def _box(name, size, location, rotation=None):
+    import bmesh
+
+    me = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_cube(bm, size=1.0)
+    bmesh.ops.scale(bm, vec=size, verts=bm.verts)
+    bm.to_mesh(me)
+    bm.free()
+    ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    M = np.eye(4)
+    if rotation is not None:
+        M[:3, :3] = rotation
+    M[:3, 3] = location
+    from mathutils import Matrix
+
+    ob.matrix_world = Matrix(M.tolist())
+    return ob
+
+
+def _empty(name, location=(0, 0, 0), rotation=None):
+    from mathutils import Matrix
+
+    ob = bpy.data.objects.new(name, None)
+    bpy.context.scene.collection.objects.link(ob)
+    M = np.eye(4)
+    if rotation is not None:
+        M[:3, :3] = rotation
+    M[:3, 3] = location
+    ob.matrix_world = Matrix(M.tolist())
+    return ob
+
+
+def _constraint(host, kind, a, b):
+    if bpy.context.scene.rigidbody_world is None:  # constraints live in a rigid body world
+        bpy.ops.rigidbody.world_add()
+    bpy.context.view_layer.objects.active = host
+    bpy.ops.rigidbody.constraint_add(type=kind)
+    c = host.rigid_body_constraint
+    c.object1, c.object2 = a, b
+    return c
+
+
+X_TO_Z = np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]])  # columns: local x, y, z; local z = world x
+
+
+def _pendulum(theta0=0.05, L=1.0, side=0.1):
+    anchor = _empty("anchor")
+    bob = _box("bob", (side, side, side), (0, L * math.sin(theta0), -L * math.cos(theta0)))
+    pivot = _empty("pivot", (0, 0, 0), X_TO_Z)
+    _constraint(pivot, "HINGE", anchor, bob)
+    return bob
+
+
+def _angle(bob):
+    p = np.array(bob.matrix_world.translation)
+    return math.atan2(p[1], -p[2])
+
+
+def test_hinge_pendulum_maps_to_a_revolute_joint_at_the_pivot(ctx):
+    _pendulum()
+    m = mapping.build(ctx)
+    model = m.scene.model
+    assert model.n_bodies == 1 and model.joint_type[0] == engine.joints.REVOLUTE
+    R, p = engine.link_poses(model, m.scene.q0)
+    np.testing.assert_allclose(p[0], 0.0, atol=1e-6)  # float32 in Blender; the joint sits at the constraint's pivot
+    np.testing.assert_allclose(R[0] @ model.joint_axis[0], [1, 0, 0], atol=1e-6)  # the host's local z
+    assert model.body_mass[0] == pytest.approx(1000 * 0.1**3, rel=1e-5)  # volume × the default density
+
+
+def test_bake_matches_the_simulation_and_the_pendulum_period(ctx):
+    bob = _pendulum()
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 301
+    scene.redmax.substeps = 4
+    job = bake.BakeJob(ctx)
+    job.run()
+    job.finish()
+    assert bob.redmax.is_baked and bob.animation_data.action is not None
+    for f in (1, 2, 50, 151, 301):
+        scene.frame_set(f)
+        W = job.mapping.world_matrices(job.qs[f - 1])[0]
+        np.testing.assert_allclose(np.array(bob.matrix_world), W, atol=1e-5)
+    angles = []
+    for f in range(1, 302):
+        scene.frame_set(f)
+        angles.append(_angle(bob))
+    angles = np.array(angles)
+    t = (np.arange(len(angles))) / 60.0
+    up = [i for i in range(1, len(angles)) if angles[i - 1] < 0 <= angles[i]]  # upward zero crossings
+    tc = [t[i - 1] + (t[i] - t[i - 1]) * (-angles[i - 1]) / (angles[i] - angles[i - 1]) for i in up]
+    period = np.mean(np.diff(tc))
+    m, s, L, g = 1.0, 0.1, 1.0, 9.81
+    I_pivot = m * s * s / 6 + m * L * L  # compound pendulum: cube about an edge-parallel axis at distance L
+    expected = 2 * math.pi * math.sqrt(I_pivot / (m * g * L))
+    assert period == pytest.approx(expected, rel=0.01)
+
+
+def test_clear_bake_gives_the_previous_animation_back(ctx):
+    bob = _pendulum()
+    bob.keyframe_insert("location", frame=1)
+    user_action = bob.animation_data.action
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 20
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    assert bob.animation_data.action is not user_action
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    assert bob.animation_data.action == user_action
+    assert not any(a.name.startswith(bake.BAKE_PREFIX) for a in bpy.data.actions)
+
+
+def _keys(ob):
+    out = []
+    for layer in ob.animation_data.action.layers:
+        for strip in layer.strips:
+            for bag in strip.channelbags:
+                for fc in bag.fcurves:
+                    co = np.empty(2 * len(fc.keyframe_points), np.float32)
+                    fc.keyframe_points.foreach_get("co", co)
+                    out.append((fc.data_path, fc.array_index, co.tobytes()))
+    return sorted(out)
+
+
+def test_failed_bake_leaves_keyframes_bit_for_bit_and_names_the_cable(ctx):
+    bob = _pendulum()
+    other = _box("weight", (0.1, 0.1, 0.1), (0.5, 0, -1))
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 30
+    assert bpy.ops.redmax.bake() == {"FINISHED"}  # an earlier bake the user keeps
+    before = _keys(bob)
+    action = bob.animation_data.action
+    links.add_link(scene, "CABLE", ((bob, ""), (other, "")), name="stay cable")
+    bpy.data.objects.remove(other)
+    with pytest.raises(RuntimeError, match="cable 'stay cable': object B is missing"):
+        bpy.ops.redmax.bake()
+    assert bob.animation_data.action == action
+    assert _keys(bob) == before
+    assert "stay cable" in scene.redmax.last_message
+
+
+def test_armature_ik_locks_give_joint_types_and_axes(ctx):
+    arm = bpy.data.armatures.new("rig")
+    ob = bpy.data.objects.new("rig", arm)
+    ctx.scene.collection.objects.link(ob)
+    ctx.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    prev = None
+    for i, name in enumerate(("hip", "knee", "ankle")):
+        eb = arm.edit_bones.new(name)
+        eb.head, eb.tail = (0, 0, -0.5 * i), (0, 0, -0.5 * (i + 1))
+        eb.parent, eb.use_connect = prev, prev is not None
+        prev = eb
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pb = ob.pose.bones
+    pb["hip"].lock_ik_y = True  # one lock → universal about x and z
+    pb["knee"].lock_ik_y = pb["knee"].lock_ik_z = True  # two locks → hinge about x
+    # ankle: no locks → ball
+    ob.redmax.simulate = True
+    m = mapping.build(ctx)
+    model = m.scene.model
+    types = {n: int(model.joint_type[model.body_index(f"rig:{n}")]) for n in ("hip", "knee", "ankle")}
+    assert types == {"hip": engine.joints.UNIVERSAL, "knee": engine.joints.REVOLUTE, "ankle": engine.joints.SPHERICAL}
+    k = model.body_index("rig:knee")
+    R, p = engine.link_poses(model, m.scene.q0)
+    bone_x = np.array(ob.matrix_world @ ob.pose.bones["knee"].matrix)[:3, 0]
+    np.testing.assert_allclose(R[k] @ model.joint_axis[k], bone_x, atol=1e-6)
+    np.testing.assert_allclose(p[k], [0, 0, -0.5], atol=1e-6)  # the joint is at the bone head
+    # and the bones bake back onto themselves
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 10
+    job = bake.BakeJob(ctx)
+    job.run()
+    job.finish()
+    ctx.scene.frame_set(10)
+    W = job.mapping.world_matrices(job.qs[-1])
+    for name in ("hip", "knee", "ankle"):
+        i = model.body_index(f"rig:{name}")
+        got = np.array(ob.matrix_world @ ob.pose.bones[name].matrix)
+        np.testing.assert_allclose(got, W[i], atol=1e-5)
+
+
+def test_a_loop_of_constraints_becomes_a_loop_closure(ctx):
+    anchor = _empty("anchor")
+    a = _box("a", (0.05, 0.05, 1.0), (0, 0, -0.5))
+    b = _box("b", (0.05, 1.0, 0.05), (0, 0.5, -1.0))
+    _constraint(_empty("j1", (0, 0, 0), X_TO_Z), "HINGE", anchor, a)
+    _constraint(_empty("j2", (0, 0, -1), X_TO_Z), "HINGE", a, b)
+    _constraint(_empty("j3", (0, 1, -1), X_TO_Z), "POINT", b, anchor)  # closes the loop to the world
+    m = mapping.build(ctx)
+    assert m.scene.model.n_bodies == 2
+    closures = [lc.name for lc in m.scene.loop_closures]  # any one edge of the loop may close it
+    assert len(closures) == 1 and closures[0] in ("j1", "j2", "j3")
+
+
+def test_links_and_settings_survive_save_and_reload(ctx, tmp_path):
+    bob = _pendulum()
+    other = _box("weight", (0.1, 0.1, 0.1), (0.5, 0, -1))
+    scene = ctx.scene
+    scene.redmax.solver, scene.redmax.substeps = "DIRECT", 3
+    item = links.add_link(scene, "SPRING", ((bob, ""), (other, "")), (0.05, 0, 0), (0, 0, 0.05), name="s1",
+                          stiffness=1234.0)
+    item.use_current_length, item.rest_length = False, 0.3
+    bob.redmax.mass = 2.5
+    path = str(tmp_path / "saved.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    scene = bpy.context.scene
+    s = scene.redmax
+    assert (s.solver, s.substeps, len(s.links)) == ("DIRECT", 3, 1)
+    item = s.links[0]
+    assert (item.name, item.kind, item.stiffness, item.rest_length) == ("s1", "SPRING", 1234.0, pytest.approx(0.3))
+    assert item.object_a.name == "bob" and tuple(item.point_a) == pytest.approx((0.05, 0, 0))
+    assert item.curve is not None and len(item.curve.modifiers) == 2
+    assert bpy.data.objects["bob"].redmax.mass == 2.5
+
+
+@pytest.mark.parametrize("kind", ["BRIDGE", "UMBRELLA", "TREE", "CHAIN"])
+def test_demo_scenes_build_and_bake_headless(ctx, kind):
+    sizes = {"BRIDGE": 7, "UMBRELLA": 2, "TREE": 3, "CHAIN": 4}
+    assert bpy.ops.redmax.add_demo_scene(scene=kind, size=sizes[kind]) == {"FINISHED"}
+    ref = addon.demo.engine_scene(kind, sizes[kind])
+    m = mapping.build(ctx)
+    assert m.scene.model.n_bodies == ref.model.n_bodies
+    assert m.scene.model.nv == ref.model.nv
+    assert len(m.scene.pairs) == len(ref.pairs) and len(m.scene.loop_closures) == len(ref.loop_closures)
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 12
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    assert ctx.scene.redmax.last_frames == 12
