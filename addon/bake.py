@@ -50,11 +50,21 @@ def quaternions(R):
 
 def continuous(q):
     """Flip signs along the first axis so consecutive quaternions (F, …, 4) stay on one hemisphere."""
-    q = q.copy()
-    for f in range(1, len(q)):
-        flip = np.sum(q[f] * q[f - 1], axis=-1) < 0
-        q[f][flip] *= -1
-    return q
+    flips = np.sum(q[1:] * q[:-1], axis=-1) < 0  # sign changes between raw neighbours
+    parity = np.cumsum(flips, axis=0) % 2 == 1   # flipped an odd number of times so far
+    out = q.copy()
+    out[1:][parity] *= -1
+    return out
+
+
+def rigid_inverse(L):
+    """Inverse of rigid transforms L (…, 4, 4)."""
+    out = np.zeros_like(L)
+    Rt = np.swapaxes(L[..., :3, :3], -1, -2)
+    out[..., :3, :3] = Rt
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", Rt, L[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
 
 
 def _basis_channels(M, path_prefix, group, with_location):
@@ -178,8 +188,8 @@ class BakeJob:
             raise BakeError("the simulation did not reach the last frame")
         t0 = time.perf_counter()
         frames = np.arange(self.frame_start, self.frame_end + 1, dtype=float)
-        worlds = np.array([self.mapping.world_matrices(q) for q in self.qs])  # (F, n, 4, 4)
-        plans = self._channels(worlds)
+        links = np.array([self.mapping.link_frames(q) for q in self.qs])  # (F, n, 4, 4), rigid
+        plans = self._channels(links)
         written = []
         try:
             for ob, channels in plans.items():
@@ -224,9 +234,11 @@ class BakeJob:
                 pb.rotation_mode = "QUATERNION"
         return json.dumps(saved)
 
-    def _channels(self, worlds):
-        """{object: channels} from the simulated world matrices (F, n, 4, 4)."""
+    def _channels(self, links):
+        """{object: channels} from the simulated link frames (F, n, 4, 4)."""
         targets = self.mapping.targets
+        offsets = self.mapping.offsets
+        worlds = links @ offsets
         index = {(t.object.name, t.bone): i for i, t in enumerate(targets)}
         plans: dict = {}
         for i, t in enumerate(targets):
@@ -249,13 +261,13 @@ class BakeJob:
             A_inv = np.linalg.inv(mapping.matrix(ob.matrix_world))
             for bone in ob.data.bones:
                 i = index[(ob.name, bone.name)]
-                P = A_inv @ worlds[:, i]
                 ML = mapping.matrix(bone.matrix_local)
                 if bone.parent is None:
-                    basis = np.linalg.inv(ML) @ P
-                else:
-                    Pp = A_inv @ worlds[:, index[(ob.name, bone.parent.name)]]
-                    basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ np.linalg.inv(Pp) @ P
+                    basis = np.linalg.inv(ML) @ A_inv @ worlds[:, i]
+                else:  # P_p⁻¹ P = O_p⁻¹ L_p⁻¹ L O (the armature matrix cancels)
+                    j = index[(ob.name, bone.parent.name)]
+                    rel = np.linalg.inv(offsets[j]) @ rigid_inverse(links[:, j]) @ links[:, i] @ offsets[i]
+                    basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ rel
                 escaped = bpy.utils.escape_identifier(bone.name)
                 plans.setdefault(ob, []).extend(_basis_channels(
                     basis, f'pose.bones["{escaped}"].', bone.name, bone.parent is None and ob.redmax.root == "FREE"))

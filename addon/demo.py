@@ -31,7 +31,7 @@ DEMO_ITEMS = [
     ("TREE", "Tree", "Binary tree of hinges with sibling springs (thesis Fig. 1a)", 2),
     ("CHAIN", "Chain", "Hanging chain of hinges", 3),
 ]
-DEFAULT_SIZE = {"BRIDGE": 15, "UMBRELLA": 3, "TREE": 4, "CHAIN": 10}
+DEFAULT_SIZE = {"BRIDGE": 20, "UMBRELLA": 3, "TREE": 4, "CHAIN": 10}  # bridge 20: 61 bodies
 MIN_EDGE = 0.01  # m: boxes thinner than this are drawn (and weighed) at this thickness
 
 

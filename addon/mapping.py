@@ -69,12 +69,16 @@ class Mapping:
     offsets: np.ndarray      # (n, 4, 4) link frame → Blender world matrix, constant: W(t) = L(t) @ offset
     warnings: list = field(default_factory=list)
 
-    def world_matrices(self, q) -> np.ndarray:
-        """(n, 4, 4) Blender world matrices of all targets at generalized positions q (nq,)."""
+    def link_frames(self, q) -> np.ndarray:
+        """(n, 4, 4) rigid world transforms of the engine's link frames at q (nq,)."""
         R, p = engine.link_poses(self.scene.model, q)
         L = np.zeros((len(R), 4, 4))
         L[:, :3, :3], L[:, :3, 3], L[:, 3, 3] = R, p, 1.0
-        return L @ self.offsets
+        return L
+
+    def world_matrices(self, q) -> np.ndarray:
+        """(n, 4, 4) Blender world matrices of all targets at generalized positions q (nq,)."""
+        return self.link_frames(q) @ self.offsets
 
 
 def matrix(m) -> np.ndarray:
@@ -369,11 +373,9 @@ def build(context, objects=None) -> Mapping:
     for link in settings.links:
         _add_link(scene, link, b.targets)
     targets = [b.targets[name] for name in model.body_names]
-    R, p = engine.link_poses(model, scene.q0)
-    L = np.zeros((len(R), 4, 4))
-    L[:, :3, :3], L[:, :3, 3], L[:, 3, 3] = R, p, 1.0
-    W0 = np.array([t.world0 for t in targets])
-    return Mapping(scene, targets, np.linalg.inv(L) @ W0)
+    m = Mapping(scene, targets, np.zeros((model.n_bodies, 4, 4)))
+    m.offsets = np.linalg.inv(m.link_frames(scene.q0)) @ np.array([t.world0 for t in targets])
+    return m
 
 
 def _add_constraint_closure(scene, host, targets):

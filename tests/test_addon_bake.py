@@ -269,3 +269,30 @@ def test_demo_scenes_build_and_bake_headless(ctx, kind):
     ctx.scene.frame_start, ctx.scene.frame_end = 1, 12
     assert bpy.ops.redmax.bake() == {"FINISHED"}
     assert ctx.scene.redmax.last_frames == 12
+
+
+@pytest.mark.parametrize("name", ["bridge", "umbrella", "tree", "armature"])
+def test_shipped_blend_scenes_open_and_bake(name):
+    path = ROOT / "blend_scenes" / f"{name}.blend"
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 10
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+    assert any(ob.redmax.is_baked for ob in scene.objects)
+
+
+def test_quaternions_match_mathutils_and_stay_continuous():
+    from mathutils import Matrix
+
+    rng = np.random.default_rng(3)
+    Rs = []
+    for _ in range(50):
+        q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        Rs.append(q * np.sign(np.linalg.det(q)))
+    q = bake.quaternions(np.array(Rs))
+    for R, qi in zip(Rs, q):
+        ref = np.array(Matrix(R.tolist()).to_quaternion())
+        assert min(np.abs(qi - ref).max(), np.abs(qi + ref).max()) < 1e-6  # mathutils is float32
+    signs = rng.choice([-1.0, 1.0], size=(50, 1))
+    smooth = bake.continuous(q[:1].repeat(50, axis=0) * signs)
+    assert np.all(np.sum(smooth[1:] * smooth[:-1], axis=-1) > 0)
