@@ -98,8 +98,8 @@ def run_redmax(quick: bool = False, sim_time: float | None = None) -> SuiteResul
                 continue
             rows.append(Row(SUITE, fam, method, n, dofs, seconds, its, repeats=steps, notes=note,
                             extra={"bodies": scene.model.n_bodies, "sim_time": sim_time}))
-        if rows and rows[-1].scene == fam:
-            patterns[fam] = (scene, state)  # the largest size, at its final state, for the sparsity figure
+            if method == "pcg":  # the largest size that ran, at its final state, for the sparsity figure
+                patterns[fam] = (scene, state)
     sl = slopes(rows, min_n=MIN_FIT)
     it_rows = [r for r in rows if r.method in ("pcg", "pcg-dual")]
     figures = {"redmax_iterations.png": lambda path: plot_loglog(
