@@ -1,0 +1,178 @@
+"""Build the RedMax Blender extension zip(s) in ``dist/``, with numba/llvmlite wheels bundled.
+
+    python scripts/build_extension.py                      # one zip, wheels for all platforms
+    python scripts/build_extension.py --split-platforms    # one zip per platform (smaller downloads)
+    python scripts/build_extension.py --platforms linux-x64 --split-platforms
+    python scripts/build_extension.py --no-wheels          # pure-Python engine path, any platform
+    blender -b -P scripts/build_extension.py -- [same options]
+
+The repository root is the extension package (``blender_manifest.toml`` plus the
+root ``__init__.py``). The build copies the shipped sources (``__init__.py``,
+``addon/``, ``engine/``, the manifest, README) into a staging folder, downloads
+the numba and llvmlite wheels for each platform into ``wheels/`` (a cache, never
+committed; ``--offline`` uses only what is there), writes ``platforms`` and
+``wheels`` into the staged manifest and runs Blender's own extension builder
+(``bl_pkg/cli/blender_ext.py build``, found inside the ``bpy`` wheel or the
+running Blender). With ``--split-platforms`` that builder keeps only the wheels
+matching each platform in its zip. Blender installs the wheels offline on
+``package_install_files``; numpy is not bundled (Blender ships its own).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBA, LLVMLITE = "0.68.1", "0.50.0"  # the pair CI tests; llvmlite is numba's exact dependency
+# Blender platform → the pip platform tag to download for (pip also accepts older compatible tags).
+PLATFORM_TAGS = {
+    "linux-x64": "manylinux_2_28_x86_64",
+    "windows-x64": "win_amd64",
+    "macos-arm64": "macosx_14_0_arm64",   # numba 0.68 wheels need macOS 12+
+    "macos-x64": "macosx_14_0_x86_64",
+    "linux-arm64": "manylinux_2_28_aarch64",
+}
+DEFAULT_PLATFORMS = ("linux-x64", "windows-x64", "macos-arm64")
+SHIPPED = ("__init__.py", "blender_manifest.toml", "README.md", "LICENSE", "addon", "engine")
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--output-dir", default=str(ROOT / "dist"))
+    ap.add_argument("--platforms", default=",".join(DEFAULT_PLATFORMS),
+                    help=f"comma-separated Blender platforms (known: {', '.join(PLATFORM_TAGS)})")
+    ap.add_argument("--split-platforms", action="store_true", help="one zip per platform with only its wheels")
+    ap.add_argument("--no-wheels", action="store_true", help="bundle no wheels (the add-on falls back to pure Python)")
+    ap.add_argument("--wheels-dir", default=str(ROOT / "wheels"), help="wheel cache (downloaded into when missing)")
+    ap.add_argument("--offline", action="store_true", help="never download; use only wheels already in --wheels-dir")
+    return ap.parse_args(argv)
+
+
+def find_blender_ext() -> Path:
+    """Blender's extension CLI: inside the running Blender or the installed ``bpy`` wheel."""
+    roots = []
+    if "bpy" in sys.modules:
+        import bpy  # noqa: F401  (running inside Blender)
+
+        roots.append(Path(bpy.utils.system_resource("SCRIPTS")))
+    spec = importlib.util.find_spec("bpy") if "bpy" not in sys.modules else None
+    if spec is not None and spec.submodule_search_locations:
+        roots.extend(Path(p) for p in spec.submodule_search_locations)
+    for root in roots:
+        for cand in [root / "addons_core/bl_pkg/cli/blender_ext.py", *root.glob("*/scripts/addons_core/bl_pkg/cli/blender_ext.py")]:
+            if cand.is_file():
+                return cand
+    raise BuildError("Blender's extension builder (bl_pkg/cli/blender_ext.py) not found: install the bpy wheel "
+                     "(pip install bpy==5.0.1) or run this script with blender -b -P")
+
+
+def platform_wheels(platform: str, wheels_dir: Path, offline: bool) -> list[Path]:
+    """numba + llvmlite wheels for one Blender platform, downloaded into ``wheels_dir/<platform>`` once."""
+    if platform not in PLATFORM_TAGS:
+        raise BuildError(f"unknown platform {platform!r}; known: {', '.join(PLATFORM_TAGS)}")
+    dest = wheels_dir / platform
+    wanted = {"numba": NUMBA, "llvmlite": LLVMLITE}
+
+    def present():
+        found = {}
+        for w in sorted(dest.glob("*.whl")):
+            name, version = w.name.split("-")[:2]
+            if wanted.get(name) == version:
+                found[name] = w
+        return found
+
+    found = present() if dest.is_dir() else {}
+    if len(found) < len(wanted) and not offline:
+        dest.mkdir(parents=True, exist_ok=True)
+        print(f"downloading numba {NUMBA} + llvmlite {LLVMLITE} for {platform} ...", flush=True)
+        cmd = [sys.executable, "-m", "pip", "download", f"numba=={NUMBA}", f"llvmlite=={LLVMLITE}", "--no-deps",
+               "--only-binary=:all:", "--python-version", "3.11", "--platform", PLATFORM_TAGS[platform],
+               "--quiet", "-d", str(dest)]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise BuildError(f"pip download for {platform} failed:\n{run.stderr.strip()}")
+        found = present()
+    missing = sorted(set(wanted) - set(found))
+    if missing:
+        raise BuildError(f"no {', '.join(missing)} wheel for {platform} in {dest}"
+                         + (" (--offline: download them first)" if offline else ""))
+    return [found["llvmlite"], found["numba"]]
+
+
+def stage(staging: Path, platforms: list[str], wheels: list[Path]) -> None:
+    """Copy the shipped sources and write the manifest with ``platforms`` and ``wheels``."""
+    for name in SHIPPED:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, staging / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+        elif src.is_file():
+            shutil.copy2(src, staging / name)
+    manifest = (ROOT / "blender_manifest.toml").read_text()
+    tomllib.loads(manifest)  # fail early on a broken manifest
+    if "\nplatforms" in manifest or "\nwheels" in manifest:
+        raise BuildError("blender_manifest.toml must not declare platforms/wheels: this script adds them")
+    extra = f"platforms = [{', '.join(repr(p) for p in platforms)}]\n".replace("'", '"')
+    if wheels:
+        (staging / "wheels").mkdir()
+        for w in wheels:
+            shutil.copy2(w, staging / "wheels" / w.name)
+        extra += "wheels = [\n" + "".join(f'  "./wheels/{w.name}",\n' for w in wheels) + "]\n"
+    head, sep, tail = manifest.partition("\n[")  # top-level keys must come before the first table
+    (staging / "blender_manifest.toml").write_text(head.rstrip("\n") + "\n" + extra + sep + tail)
+
+
+def build(argv=None) -> list[Path]:
+    args = parse(argv)
+    platforms = [p.strip() for p in args.platforms.split(",") if p.strip()]
+    if not platforms:
+        raise BuildError("--platforms is empty")
+    wheels: list[Path] = []
+    if not args.no_wheels:
+        for p in platforms:
+            wheels += platform_wheels(p, Path(args.wheels_dir), args.offline)
+    out = Path(args.output_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    tool = find_blender_ext()
+    with tempfile.TemporaryDirectory(prefix="redmax_ext_") as tmp:
+        staging = Path(tmp) / "src"
+        staging.mkdir()
+        stage(staging, platforms, wheels)
+        started = time.time()
+        cmd = [sys.executable, str(tool), "build", "--source-dir", str(staging), "--output-dir", str(out)]
+        if args.split_platforms:
+            cmd.append("--split-platforms")
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise BuildError(f"extension build failed:\n{run.stdout}{run.stderr}")
+    manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+    zips = sorted(z for z in out.glob(f"{manifest['id']}-{manifest['version']}*.zip") if z.stat().st_mtime >= started - 1)
+    for z in zips:
+        print(f"{z}  ({z.stat().st_size / 1e6:.1f} MB)")
+    return zips
+
+
+def main(argv=None) -> int:
+    if argv is None:
+        argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    try:
+        build(argv)
+    except BuildError as e:
+        print(f"build_extension: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
