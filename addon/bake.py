@@ -18,10 +18,7 @@ import numpy as np
 
 from . import keyframes, mapping
 
-try:  # inside the installed extension: <ext>.engine
-    from .. import engine
-except ImportError:  # running from a checkout with the repo root on sys.path
-    import engine
+from ._engine import engine
 
 BAKE_PREFIX = "RedMax bake"
 

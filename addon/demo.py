@@ -18,12 +18,8 @@ from mathutils import Matrix
 
 from . import links
 
-try:  # inside the installed extension: <ext>.engine
-    from .. import engine
-    from ..engine.geometry import equivalent_box
-except ImportError:  # running from a checkout with the repo root on sys.path
-    import engine
-    from engine.geometry import equivalent_box
+from ._engine import engine, geometry
+
 
 DEMO_ITEMS = [
     ("BRIDGE", "Bridge", "Cable-stayed bridge with flexible towers (thesis Fig. 1b)", 0),
@@ -100,13 +96,13 @@ def build_demo(context, kind: str, size: int | None = None) -> dict:
     obs = []
     for i, name in enumerate(model.body_names):
         mass = float(model.body_mass[i])
-        size3 = np.maximum(equivalent_box(mass, model.body_principal_inertia[i]), MIN_EDGE)
+        size3 = np.maximum(geometry.equivalent_box(mass, model.body_principal_inertia[i]), MIN_EDGE)
         Rb = R_link[i] @ model.body_rotation[i]
         pb = p_link[i] + R_link[i] @ model.body_com[i]
         ob = bpy.data.objects.new(name, _box_mesh(name, size3))
         ob.matrix_world = _matrix(Rb, pb)
-        ob.redmax.simulate = True
-        ob.redmax.mass = mass
+        ob.redmax.simulate = True  # type: ignore[attr-defined]  # a registered PointerProperty
+        ob.redmax.mass = mass  # type: ignore[attr-defined]  # a registered PointerProperty
         coll.objects.link(ob)
         obs.append(ob)
     warnings = []
@@ -138,10 +134,10 @@ def build_demo(context, kind: str, size: int | None = None) -> dict:
             c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper = True, 0.0, 0.0
         vs = model.v_slice(model.joint_names[i])
         if vs.stop > vs.start:
-            obs[i].redmax.joint_stiffness = float(sc.joint_stiffness[vs.start])
-            obs[i].redmax.joint_damping = float(sc.joint_damping[vs.start])
+            obs[i].redmax.joint_stiffness = float(sc.joint_stiffness[vs.start])  # type: ignore[attr-defined]
+            obs[i].redmax.joint_damping = float(sc.joint_damping[vs.start])  # type: ignore[attr-defined]
     if np.ptp(sc.body_damping) == 0 and sc.body_damping.size:
-        bscene.redmax.body_damping = float(sc.body_damping[0])
+        bscene.redmax.body_damping = float(sc.body_damping[0])  # type: ignore[attr-defined]  # a registered PointerProperty
     n_links = _add_links(bscene, sc, model, obs, ground, R_link, p_link)
     if sc.point_forces or sc.moving_loads:
         warnings.append("point loads (e.g. the bridge's car) are not part of Blender demos")

@@ -1,4 +1,4 @@
-"""Writing F-curves in one pass into slotted actions (Blender 4.4+ / 5.0, recipes §4).
+"""Writing F-curves in one pass into slotted actions (Blender 4.5 LTS and 5.0, recipes §4).
 
 ``write_action`` creates a new action with one slot for the ID and fills every
 channel with ``keyframe_points.add(n)`` + ``foreach_set`` (no per-key Python
@@ -16,6 +16,20 @@ def _linear():
     return bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 
 
+def _channelbag(action, slot):
+    """The slot's channel bag, created on the action's first layer/keyframe strip if missing.
+
+    ``anim_utils.action_ensure_channelbag_for_slot`` exists from 5.0 on; 4.5 LTS has the
+    same data model, reached through layers and strips.
+    """
+    ensure = getattr(anim_utils, "action_ensure_channelbag_for_slot", None)
+    if ensure is not None:
+        return ensure(action, slot)
+    layer = action.layers[0] if action.layers else action.layers.new("Layer")
+    strip = layer.strips[0] if layer.strips else layer.strips.new(type="KEYFRAME")
+    return strip.channelbag(slot, ensure=True)
+
+
 def write_action(id_data, name: str, frames, channels) -> tuple:
     """New action ``name`` for ``id_data`` with keys at ``frames`` (F,).
 
@@ -25,14 +39,19 @@ def write_action(id_data, name: str, frames, channels) -> tuple:
     action = bpy.data.actions.new(name)
     try:
         slot = action.slots.new(id_type=id_data.id_type, name=id_data.name)
-        bag = anim_utils.action_ensure_channelbag_for_slot(action, slot)
+        bag = _channelbag(action, slot)
         frames = np.asarray(frames, dtype=np.float32)
         n = len(frames)
         co = np.empty(2 * n, dtype=np.float32)
         co[0::2] = frames
         interp = np.full(n, _linear(), dtype=np.int32)
+        groups: dict = {}
         for path, index, group, values in channels:
-            fc = bag.fcurves.new(path, index=index, group_name=group)
+            fc = bag.fcurves.new(path, index=index)  # 4.5 has no group_name argument: group set below
+            if group:
+                if group not in groups:
+                    groups[group] = bag.groups.new(group)
+                fc.group = groups[group]
             fc.keyframe_points.add(n)
             co[1::2] = values
             fc.keyframe_points.foreach_set("co", co)

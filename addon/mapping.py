@@ -32,12 +32,8 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-try:  # inside the installed extension: <ext>.engine
-    from .. import engine
-    from ..engine.geometry import mesh_mass_properties, rod_inertia
-except ImportError:  # running from a checkout with the repo root on sys.path
-    import engine
-    from engine.geometry import mesh_mass_properties, rod_inertia
+from ._engine import engine, geometry
+
 
 WORLD = -1
 AXES = np.eye(3)
@@ -192,7 +188,7 @@ def _add_armature(b, arm_ob):
             raise MappingError(f"{_describe(target)}: has zero length")
         mass = bone.redmax.mass if bone.redmax.mass > 0 else settings.linear_density * length
         com = p + R[:, 1] * (0.5 * length)
-        inertia = R @ np.diag(rod_inertia(mass, length, 0.1 * length)) @ R.T
+        inertia = R @ np.diag(geometry.rod_inertia(mass, length, 0.1 * length)) @ R.T
         parent = f"{arm_ob.name}:{bone.parent.name}" if bone.parent else WORLD
         if parent == WORLD and settings.root == "FREE":
             jtype, axis, jrot, limits = "free", None, np.eye(3), None
@@ -226,7 +222,7 @@ def _object_mass(ob, density, depsgraph):
         if np.linalg.det(W[:3, :3]) < 0:
             tris = tris.reshape(m, 3)[:, ::-1]
         try:
-            mp = mesh_mass_properties(world, tris, density)
+            mp = geometry.mesh_mass_properties(world, tris, density)
         except ValueError as err:
             if override <= 0:
                 raise MappingError(f"{what}: cannot compute mass from its mesh ({err}); "
@@ -353,7 +349,8 @@ def build(context, objects=None) -> Mapping:
     for ob in objects:
         if ob.type == "ARMATURE" and ob.redmax.simulate:
             _add_armature(b, ob)
-    closures, springs = [], []
+    closures: list[tuple] = []
+    springs: list[tuple] = []
     _add_rigid_objects(b, objects, settings.density, depsgraph, closures, springs)
     if not b.targets:
         raise MappingError("nothing to simulate: no simulated armature, rigid body constraint or active rigid body")

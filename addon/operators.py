@@ -10,12 +10,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProper
 from . import bake, demo, links
 from .properties import CLOSURE_ITEMS
 
-try:  # inside the installed extension: <ext>.engine
-    from .. import engine
-    from ..engine.bench import run_suite
-except ImportError:  # running from a checkout with the repo root on sys.path
-    import engine
-    from engine.bench import run_suite
+from ._engine import bench, engine
 
 
 class REDMAX_OT_bake(bpy.types.Operator):
@@ -128,7 +123,6 @@ class _AddLink:
     """Shared by the three link operators: ends from the properties or from the selection
     (two objects, two pose bones, or an object and a pose bone; the active one is B)."""
 
-    bl_options = {"REGISTER", "UNDO"}
     kind = "CABLE"
 
     name: StringProperty(name="Name", default="")  # type: ignore[valid-type]
@@ -160,6 +154,7 @@ class REDMAX_OT_add_cable(_AddLink, bpy.types.Operator):
     """Add a tension-only cable between the two selected objects or pose bones"""
 
     bl_idname = "redmax.add_cable"
+    bl_options = {"REGISTER", "UNDO"}
     bl_label = "Add Cable"
     kind = "CABLE"
 
@@ -168,6 +163,7 @@ class REDMAX_OT_add_spring(_AddLink, bpy.types.Operator):
     """Add a spring between the two selected objects or pose bones"""
 
     bl_idname = "redmax.add_spring"
+    bl_options = {"REGISTER", "UNDO"}
     bl_label = "Add Spring"
     kind = "SPRING"
 
@@ -176,6 +172,7 @@ class REDMAX_OT_add_loop_closure(_AddLink, bpy.types.Operator):
     """Close a loop: the point on A and the same place on B stay together"""
 
     bl_idname = "redmax.add_loop_closure"
+    bl_options = {"REGISTER", "UNDO"}
     bl_label = "Add Loop Closure"
     kind = "CLOSURE"
 
@@ -244,7 +241,7 @@ class REDMAX_OT_run_benchmark(bpy.types.Operator):
         if out.startswith("//"):  # unsaved file: relative to the working directory
             out = os.path.join(os.getcwd(), out[2:])
         options = {"sim_time": self.sim_time} if self.suite == "redmax" and self.sim_time > 0 else {}
-        result = run_suite(self.suite, out, quick=self.quick, **options)
+        result = bench.run_suite(self.suite, out, quick=self.quick, **options)
         self.report({"INFO"}, f"RedMax: benchmark written to {result['markdown']}")
         return {"FINISHED"}
 

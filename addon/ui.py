@@ -3,19 +3,18 @@ from __future__ import annotations
 
 import bpy
 
-try:  # inside the installed extension: <ext>.engine
-    from .. import engine
-except ImportError:  # running from a checkout with the repo root on sys.path
-    import engine
+from ._engine import engine
 
 
-class _Tab:
+class _Tab(bpy.types.Panel):
+    """Base of the tab's panels (never registered itself)."""
+
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = "RedMax"
 
 
-class REDMAX_PT_main(_Tab, bpy.types.Panel):
+class REDMAX_PT_main(_Tab):
     bl_label = "RedMax"
     bl_idname = "REDMAX_PT_main"
 
@@ -42,7 +41,7 @@ class REDMAX_PT_main(_Tab, bpy.types.Panel):
             layout.label(text=f"Engine {engine.__version__}: numba missing, pure-Python path (slow)", icon="INFO")
 
 
-class REDMAX_PT_body(_Tab, bpy.types.Panel):
+class REDMAX_PT_body(_Tab):
     bl_label = "Body"
     bl_parent_id = "REDMAX_PT_main"
 
@@ -87,7 +86,7 @@ class REDMAX_UL_links(bpy.types.UIList):
             layout.label(text="", icon="ERROR")
 
 
-class REDMAX_PT_links(_Tab, bpy.types.Panel):
+class REDMAX_PT_links(_Tab):
     bl_label = "Cables, Springs, Loop Closures"
     bl_parent_id = "REDMAX_PT_main"
 
@@ -123,7 +122,7 @@ class REDMAX_PT_links(_Tab, bpy.types.Panel):
                     col.prop(item, "rest_length")
 
 
-class REDMAX_PT_tools(_Tab, bpy.types.Panel):
+class REDMAX_PT_tools(_Tab):
     bl_label = "Demos and Benchmarks"
     bl_parent_id = "REDMAX_PT_main"
     bl_options = {"DEFAULT_CLOSED"}
