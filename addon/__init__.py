@@ -15,7 +15,7 @@ if __package__ and __package__.startswith("bl_ext.") and "NUMBA_CACHE_DIR" not i
     # compiled kernels are cached in the extension's user folder (set before the engine imports numba)
     os.environ["NUMBA_CACHE_DIR"] = bpy.utils.extension_path_user(__package__.rsplit(".", 1)[0], path="numba_cache", create=True)
 
-from . import operators, properties, ui  # noqa: E402  (after the cache directory is set)
+from . import operators, preview, properties, ui  # noqa: E402  (after the cache directory is set)
 
 CLASSES = (*properties.CLASSES, *operators.CLASSES, *ui.CLASSES)
 
@@ -24,9 +24,11 @@ def register():
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     properties.register_pointers()
+    preview.register()
 
 
 def unregister():
+    preview.unregister()
     properties.unregister_pointers()
     for cls in reversed(CLASSES):
         if getattr(cls, "is_registered", False):

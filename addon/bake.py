@@ -133,6 +133,8 @@ class BakeJob:
             raise BakeError(f"frame range {self.frame_start}–{self.frame_end} is empty")
         fps = bscene.render.fps / bscene.render.fps_base
         self.dt = 1.0 / fps / self.substeps
+        if settings.live_preview:
+            settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
         self._frame_before = bscene.frame_current
         self._suspended = [_suspend(ob) for ob in _baked_objects(bscene)]  # simulate from the unbaked scene
         try:
@@ -233,39 +235,52 @@ class BakeJob:
 
     def _channels(self, links):
         """{object: channels} from the simulated link frames (F, n, 4, 4)."""
-        targets = self.mapping.targets
-        offsets = self.mapping.offsets
-        worlds = links @ offsets
-        index = {(t.object.name, t.bone): i for i, t in enumerate(targets)}
         plans: dict = {}
-        for i, t in enumerate(targets):
-            ob = t.object
-            if t.bone:
-                continue
-            parent = ob.parent
-            if parent is not None and ob.parent_type != "OBJECT":
-                raise BakeError(f"object '{ob.name}': parented to a {ob.parent_type.lower()}, which a bake "
-                                "cannot key; parent it to an object")
-            if parent is None:
-                local = worlds[:, i]
+        for ob, bone, basis, with_location in local_bases(self.mapping, links):
+            if bone:
+                path, group = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].', bone
             else:
-                j = index.get((parent.name, ""))
-                pw = worlds[:, j] if j is not None else np.broadcast_to(mapping.matrix(parent.matrix_world),
-                                                                        worlds[:, i].shape)
-                local = np.linalg.inv(pw @ mapping.matrix(ob.matrix_parent_inverse)) @ worlds[:, i]
-            plans.setdefault(ob, []).extend(_basis_channels(local, "", "Object Transforms", True))
-        for ob in {t.object for t in targets if t.bone}:
-            A_inv = np.linalg.inv(mapping.matrix(ob.matrix_world))
-            for bone in ob.data.bones:
-                i = index[(ob.name, bone.name)]
-                ML = mapping.matrix(bone.matrix_local)
-                if bone.parent is None:
-                    basis = np.linalg.inv(ML) @ A_inv @ worlds[:, i]
-                else:  # P_p⁻¹ P = O_p⁻¹ L_p⁻¹ L O (the armature matrix cancels)
-                    j = index[(ob.name, bone.parent.name)]
-                    rel = np.linalg.inv(offsets[j]) @ rigid_inverse(links[:, j]) @ links[:, i] @ offsets[i]
-                    basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ rel
-                escaped = bpy.utils.escape_identifier(bone.name)
-                plans.setdefault(ob, []).extend(_basis_channels(
-                    basis, f'pose.bones["{escaped}"].', bone.name, bone.parent is None and ob.redmax.root == "FREE"))
+                path, group = "", "Object Transforms"
+            plans.setdefault(ob, []).extend(_basis_channels(basis, path, group, with_location))
         return plans
+
+
+def local_bases(m, links):
+    """What Blender keys for simulated link frames ``links`` (F, n, 4, 4) of mapping ``m``.
+
+    Yields (object, bone name or "", basis matrices (F, 4, 4), keys location): the object's
+    matrix_basis (relative to its parent) or the pose bone's matrix_basis (relative to its rest
+    pose and parent). The bake keys these; the live preview assigns them.
+    """
+    targets = m.targets
+    offsets = m.offsets
+    worlds = links @ offsets
+    index = {(t.object.name, t.bone): i for i, t in enumerate(targets)}
+    for i, t in enumerate(targets):
+        ob = t.object
+        if t.bone:
+            continue
+        parent = ob.parent
+        if parent is not None and ob.parent_type != "OBJECT":
+            raise BakeError(f"object '{ob.name}': parented to a {ob.parent_type.lower()}, which a bake "
+                            "cannot key; parent it to an object")
+        if parent is None:
+            local = worlds[:, i]
+        else:
+            j = index.get((parent.name, ""))
+            pw = worlds[:, j] if j is not None else np.broadcast_to(mapping.matrix(parent.matrix_world),
+                                                                    worlds[:, i].shape)
+            local = np.linalg.inv(pw @ mapping.matrix(ob.matrix_parent_inverse)) @ worlds[:, i]
+        yield ob, "", local, True
+    for ob in {t.object for t in targets if t.bone}:
+        A_inv = np.linalg.inv(mapping.matrix(ob.matrix_world))
+        for bone in ob.data.bones:
+            i = index[(ob.name, bone.name)]
+            ML = mapping.matrix(bone.matrix_local)
+            if bone.parent is None:
+                basis = np.linalg.inv(ML) @ A_inv @ worlds[:, i]
+            else:  # P_p⁻¹ P = O_p⁻¹ L_p⁻¹ L O (the armature matrix cancels)
+                j = index[(ob.name, bone.parent.name)]
+                rel = np.linalg.inv(offsets[j]) @ rigid_inverse(links[:, j]) @ links[:, i] @ offsets[i]
+                basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ rel
+            yield ob, bone.name, basis, bone.parent is None and ob.redmax.root == "FREE"

@@ -340,12 +340,15 @@ def _end(link, which, targets):
 
 def build(context, objects=None) -> Mapping:
     """Map the Blender scene (or the given objects) to an engine scene at the current frame."""
-    bscene = context.scene
+    return build_scene(context.scene, context.evaluated_depsgraph_get(), objects)
+
+
+def build_scene(bscene, depsgraph, objects=None) -> Mapping:
+    """``build`` for a scene and its evaluated depsgraph (as frame-change handlers receive them)."""
     settings = bscene.redmax
     objects = list(bscene.objects if objects is None else objects)
     gravity = tuple(bscene.gravity) if bscene.use_gravity else (0.0, 0.0, 0.0)
     b = _Builder(gravity)
-    depsgraph = context.evaluated_depsgraph_get()
     for ob in objects:
         if ob.type == "ARMATURE" and ob.redmax.simulate:
             _add_armature(b, ob)

@@ -104,6 +104,12 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
     is_baked: BoolProperty(default=False)  # type: ignore[valid-type]
 
 
+def _live_preview_changed(settings, context):
+    from . import preview  # (imports the engine; properties stay importable on their own)
+
+    preview.live_preview_changed(settings, context)
+
+
 class REDMAX_PG_scene(bpy.types.PropertyGroup):
     solver: EnumProperty(name="Solver", items=SOLVER_ITEMS, default="PCG")  # type: ignore[valid-type]
     substeps: IntProperty(name="Substeps", default=2, min=1, soft_max=64,  # type: ignore[valid-type]
@@ -114,8 +120,9 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
                                 description="Damping of every body's motion (N·s/m on its twist)")
     links: CollectionProperty(type=REDMAX_PG_link)  # type: ignore[valid-type]
     active_link: IntProperty(default=0)  # type: ignore[valid-type]
-    live_preview: BoolProperty(name="Live Preview", default=False,  # type: ignore[valid-type]
-                               description="Simulate while the timeline plays (reset when it jumps back)")
+    live_preview: BoolProperty(name="Live Preview", default=False, update=_live_preview_changed,  # type: ignore[valid-type]
+                               description="Simulate while the timeline plays (reset when it jumps back); "
+                                           "turning it off restores the rest pose")
     # statistics of the last bake (read-only in the UI)
     last_frames: IntProperty(default=0)  # type: ignore[valid-type]
     last_steps: IntProperty(default=0)  # type: ignore[valid-type]

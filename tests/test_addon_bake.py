@@ -140,6 +140,59 @@ def test_bake_matches_the_simulation_and_the_pendulum_period(ctx):
     assert period == pytest.approx(expected, rel=0.01)
 
 
+
+def test_baked_bridge_world_transforms_equal_the_simulated_states(ctx):
+    assert bpy.ops.redmax.add_demo_scene(scene="BRIDGE", size=7) == {"FINISHED"}
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 40
+    job = bake.BakeJob(ctx)
+    job.run()
+    job.finish()
+    assert len(job.mapping.targets) > 20
+    for f in (1, 13, 40):
+        scene.frame_set(f)
+        W = job.mapping.world_matrices(job.qs[f - 1])
+        got = np.array([np.array(t.object.matrix_world) for t in job.mapping.targets])
+        np.testing.assert_allclose(got, W, atol=1e-5)
+
+
+def test_live_preview_follows_the_timeline_and_restores_the_rest_pose(ctx):
+    bob = _pendulum(theta0=0.3)
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 100
+    scene.redmax.substeps = 4
+    rest = np.array(bob.matrix_world)
+    job = bake.BakeJob(ctx)  # the reference: what a bake would produce (not finished, nothing written)
+    job.run()
+    job.abort()
+    scene.redmax.live_preview = True
+    for f in range(1, 31):  # playing forward
+        scene.frame_set(f)
+    np.testing.assert_allclose(np.array(bob.matrix_world), job.mapping.world_matrices(job.qs[29])[0], atol=1e-5)
+    scene.frame_set(60)  # a jump forward is simulated through
+    np.testing.assert_allclose(np.array(bob.matrix_world), job.mapping.world_matrices(job.qs[59])[0], atol=1e-5)
+    scene.frame_set(10)  # a jump back resets from the start frame
+    np.testing.assert_allclose(np.array(bob.matrix_world), job.mapping.world_matrices(job.qs[9])[0], atol=1e-5)
+    assert bob.animation_data is None  # no keyframes
+    scene.redmax.live_preview = False
+    ctx.view_layer.update()
+    np.testing.assert_allclose(np.array(bob.matrix_world), rest, atol=1e-6)
+
+
+def test_live_preview_stops_with_a_message_on_a_broken_link(ctx):
+    bob = _pendulum()
+    other = _box("other", (0.1, 0.1, 0.1), (1, 0, 0))
+    ctx.view_layer.objects.active = other
+    for ob in ctx.view_layer.objects:
+        ob.select_set(ob in (bob, other))
+    assert bpy.ops.redmax.add_cable() == {"FINISHED"}
+    name = ctx.scene.redmax.links[0].name
+    bpy.data.objects.remove(other)
+    ctx.scene.redmax.live_preview = True
+    ctx.scene.frame_set(2)
+    assert not ctx.scene.redmax.live_preview
+    assert ctx.scene.redmax.last_message.startswith("Live preview stopped") and name in ctx.scene.redmax.last_message
+
 def test_clear_bake_gives_the_previous_animation_back(ctx):
     bob = _pendulum()
     bob.keyframe_insert("location", frame=1)
