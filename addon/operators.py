@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import bpy
@@ -223,14 +224,19 @@ class REDMAX_OT_add_demo_scene(bpy.types.Operator):
         return {"FINISHED"}
 
 
+SUITE_TITLES = {"redmax": "RedMax (thesis Sec. 4)", "algorithms": "Algorithms (ABA, RNEA, CRBA, M⁻¹)",
+                "spd": "Stable PD (MABA)"}
+SUITE_ITEMS = [(name, SUITE_TITLES.get(name, name.title()), f"python -m engine bench {name}", i)
+               for i, name in enumerate(bench.SUITES)]
+
+
 class REDMAX_OT_run_benchmark(bpy.types.Operator):
     """Run an engine benchmark suite inside Blender's Python (writes CSV, markdown and plots)"""
 
     bl_idname = "redmax.run_benchmark"
     bl_label = "Run RedMax Benchmark"
 
-    suite: EnumProperty(name="Suite", items=[("redmax", "RedMax (thesis Sec. 4)", "", 0),  # type: ignore[valid-type]
-                                             ("algorithms", "Algorithms", "", 1)], default="redmax")
+    suite: EnumProperty(name="Suite", items=SUITE_ITEMS, default="redmax")  # type: ignore[valid-type]
     quick: BoolProperty(name="Quick", default=True)  # type: ignore[valid-type]
     sim_time: bpy.props.FloatProperty(name="Scene Seconds", default=0.0, min=0.0,  # type: ignore[valid-type]
                                       description="Scene time per run (redmax suite; 0 = the suite default)")
@@ -241,7 +247,14 @@ class REDMAX_OT_run_benchmark(bpy.types.Operator):
         if out.startswith("//"):  # unsaved file: relative to the working directory
             out = os.path.join(os.getcwd(), out[2:])
         options = {"sim_time": self.sim_time} if self.suite == "redmax" and self.sim_time > 0 else {}
-        result = bench.run_suite(self.suite, out, quick=self.quick, **options)
+        try:
+            result = bench.run_suite(self.suite, out, quick=self.quick, **options)
+        except Exception as err:  # a failing suite is reported, not raised into Blender's UI
+            self.report({"ERROR"}, f"RedMax benchmark '{self.suite}' failed: {err}")
+            return {"CANCELLED"}
+        with open(result["markdown"], "a", encoding="utf-8") as fh:
+            fh.write(f"\nRun inside Blender {bpy.app.version_string} (Python {sys.version.split()[0]}, "
+                     f"numba {'on' if engine.JIT_ENABLED else 'off'}) by `redmax.run_benchmark`.\n")
         self.report({"INFO"}, f"RedMax: benchmark written to {result['markdown']}")
         return {"FINISHED"}
 

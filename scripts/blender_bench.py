@@ -1,0 +1,67 @@
+"""Run an engine benchmark suite inside Blender's Python, through the add-on's ``redmax.run_benchmark``.
+
+    blender -b -P scripts/blender_bench.py -- SUITE [--quick] [--out DIR] [--sim-time SECONDS]
+    python scripts/blender_bench.py SUITE [--quick] [--out DIR] [--sim-time SECONDS]   # bpy wheel
+
+Writes the same ``DIR/SUITE.csv``, markdown and plots as ``python -m engine bench SUITE``
+(same CSV columns), plus a line in the markdown naming the Blender build it ran in.
+Exits non-zero if the suite is unknown or the run fails.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parse(argv, suites):
+    ap = argparse.ArgumentParser(prog="blender_bench.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("suite", help=f"one of: {', '.join(suites)}")
+    ap.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
+    ap.add_argument("--out", default="bench_out_blender", metavar="DIR")
+    ap.add_argument("--sim-time", type=float, default=0.0, metavar="SECONDS",
+                    help="scene time per run (redmax suite; 0 = the suite default)")
+    args = ap.parse_args(argv)
+    if args.suite not in suites:
+        ap.error(f"unknown suite '{args.suite}' (available: {', '.join(suites)})")
+    return args
+
+
+def main(argv=None) -> int:
+    if argv is None:
+        argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    if "bpy" not in sys.modules and "BLENDER_USER_RESOURCES" not in os.environ:
+        os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="redmax_blender_")  # recipes §1
+    import bpy
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import addon
+    from addon._engine import bench
+
+    args = parse(argv, bench.SUITES)
+    if not hasattr(bpy.types, "REDMAX_OT_run_benchmark"):
+        addon.register()
+    out = Path(args.out).resolve()
+    print(f"RedMax: running bench {args.suite}{' --quick' if args.quick else ''} in Blender "
+          f"{bpy.app.version_string} (Python {sys.version.split()[0]}) → {out}", flush=True)
+    try:
+        result = bpy.ops.redmax.run_benchmark(suite=args.suite, quick=args.quick, sim_time=args.sim_time,
+                                              output_dir=str(out))
+    except RuntimeError as err:
+        print(f"blender_bench: {err}", file=sys.stderr)
+        return 1
+    if result != {"FINISHED"}:
+        print(f"blender_bench: run_benchmark returned {sorted(result)}", file=sys.stderr)
+        return 1
+    for p in sorted(out.glob(f"{args.suite}*")):
+        print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
