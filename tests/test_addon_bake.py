@@ -235,6 +235,23 @@ def test_failed_bake_leaves_keyframes_bit_for_bit_and_names_the_cable(ctx):
     assert "stay cable" in scene.redmax.last_message
 
 
+
+def test_cancelled_bake_leaves_keyframes_bit_for_bit(ctx):
+    bob = _pendulum()
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 30
+    bob.keyframe_insert("location", frame=1)
+    bob.keyframe_insert("rotation_euler", frame=7)
+    before, action, frame = _keys(bob), bob.animation_data.action, scene.frame_current
+    job = bake.BakeJob(ctx)
+    steps = job.steps()
+    for _ in range(10):  # what the modal operator does between timer events, then ESC
+        next(steps)
+    job.abort()
+    assert bob.animation_data.action == action and _keys(bob) == before
+    assert not bob.redmax.is_baked and scene.frame_current == frame
+    assert [a.name for a in bpy.data.actions] == [action.name]  # nothing left behind
+
 def test_armature_ik_locks_give_joint_types_and_axes(ctx):
     arm = bpy.data.armatures.new("rig")
     ob = bpy.data.objects.new("rig", arm)
