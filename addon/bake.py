@@ -21,6 +21,7 @@ from . import keyframes, mapping
 from ._engine import engine
 
 BAKE_PREFIX = "RedMax bake"
+TRANSLATING = (engine.joints.PRISMATIC, engine.joints.FREE)  # bones keyed with location as well
 
 
 class BakeError(RuntimeError):
@@ -283,4 +284,4 @@ def local_bases(m, links):
                 j = index[(ob.name, bone.parent.name)]
                 rel = np.linalg.inv(offsets[j]) @ rigid_inverse(links[:, j]) @ links[:, i] @ offsets[i]
                 basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ rel
-            yield ob, bone.name, basis, bone.parent is None and ob.redmax.root == "FREE"
+            yield ob, bone.name, basis, int(m.scene.model.joint_type[i]) in TRANSLATING

@@ -150,8 +150,8 @@ def _bone_joint(bone, pose_bone):
     if s.joint == "AUTO":
         locks = (pose_bone.lock_ik_x, pose_bone.lock_ik_y, pose_bone.lock_ik_z)
         return _joint_from_locks(locks)
-    if s.joint == "REVOLUTE":
-        return "revolute", AXES[AXIS_INDEX[s.axis]], np.eye(3)
+    if s.joint in ("REVOLUTE", "PRISMATIC"):
+        return s.joint.lower(), AXES[AXIS_INDEX[s.axis]], np.eye(3)
     if s.joint == "UNIVERSAL":
         locks = [i == AXIS_INDEX[s.axis] for i in range(3)]
         return _joint_from_locks(locks)

@@ -26,6 +26,7 @@ JOINT_ITEMS = [
     ("REVOLUTE", "Hinge", "Rotation about one axis", 2),
     ("UNIVERSAL", "Universal", "Rotation about two axes", 3),
     ("SPHERICAL", "Ball", "Free rotation", 4),
+    ("PRISMATIC", "Slider", "Translation along one axis (the Axis setting)", 5),
 ]
 AXIS_ITEMS = [("X", "X", "Local X", 0), ("Y", "Y", "Local Y (along the bone)", 1), ("Z", "Z", "Local Z", 2)]
 ROOT_ITEMS = [
@@ -73,7 +74,8 @@ class REDMAX_PG_bone(bpy.types.PropertyGroup):
     """Per-bone joint settings (registered on Bone and EditBone, which share storage)."""
 
     joint: EnumProperty(name="Joint", items=JOINT_ITEMS, default="AUTO")  # type: ignore[valid-type]
-    axis: EnumProperty(name="Hinge Axis", items=AXIS_ITEMS, default="X")  # type: ignore[valid-type]
+    axis: EnumProperty(name="Axis", items=AXIS_ITEMS, default="X",  # type: ignore[valid-type]
+                       description="Hinge or slider axis (for a universal joint: the locked axis)")
     mass: FloatProperty(name="Mass", default=0.0, min=0.0, unit="MASS",  # type: ignore[valid-type]
                         description="kg; 0 = bone length × the armature's linear density")
     stiffness: FloatProperty(name="Joint Stiffness", default=0.0, min=0.0,  # type: ignore[valid-type]

@@ -59,7 +59,7 @@ class REDMAX_PT_body(_Tab):
             bs = pb.bone.redmax
             layout.label(text=f"Bone '{pb.name}'", icon="BONE_DATA")
             layout.prop(bs, "joint")
-            if bs.joint in ("REVOLUTE", "UNIVERSAL"):
+            if bs.joint in ("REVOLUTE", "UNIVERSAL", "PRISMATIC"):
                 layout.prop(bs, "axis")
             layout.prop(bs, "mass")
             layout.prop(bs, "stiffness")

@@ -292,6 +292,41 @@ def test_armature_ik_locks_give_joint_types_and_axes(ctx):
         np.testing.assert_allclose(got, W[i], atol=1e-5)
 
 
+
+def test_slider_bone_is_prismatic_and_bakes_its_location(ctx):
+    arm = bpy.data.armatures.new("crane")
+    ob = bpy.data.objects.new("crane", arm)
+    ctx.scene.collection.objects.link(ob)
+    ctx.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    boom = arm.edit_bones.new("boom")
+    boom.head, boom.tail = (0, 0, 0), (1, 0, 0)
+    hook = arm.edit_bones.new("hook")
+    hook.head, hook.tail, hook.parent = (1, 0, 0), (1, 0, -0.5), boom
+    bpy.ops.object.mode_set(mode="OBJECT")
+    ob.pose.bones["boom"].bone.redmax.joint = "FIXED"
+    hook_settings = ob.pose.bones["hook"].bone.redmax
+    hook_settings.joint, hook_settings.axis = "PRISMATIC", "Y"  # slides along itself, i.e. down
+    hook_settings.stiffness, hook_settings.damping = 50.0, 1.0
+    ob.redmax.simulate = True
+    m = mapping.build(ctx)
+    model = m.scene.model
+    k = model.body_index("crane:hook")
+    assert model.joint_type[k] == engine.joints.PRISMATIC
+    R, _ = engine.link_poses(model, m.scene.q0)
+    np.testing.assert_allclose(R[k] @ model.joint_axis[k], [0, 0, -1], atol=1e-6)
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 30
+    job = bake.BakeJob(ctx)
+    job.run()
+    job.finish()
+    paths = {fc.data_path for fc in ob.animation_data.action.layers[0].strips[0].channelbags[0].fcurves}
+    assert 'pose.bones["hook"].location' in paths and 'pose.bones["boom"].location' not in paths
+    for f in (10, 30):
+        ctx.scene.frame_set(f)
+        W = job.mapping.world_matrices(job.qs[f - 1])[k]
+        np.testing.assert_allclose(np.array(ob.matrix_world @ ob.pose.bones["hook"].matrix), W, atol=1e-5)
+    assert W[2, 3] < -0.05  # gravity pulled the hook down its slider
+
 def test_a_loop_of_constraints_becomes_a_loop_closure(ctx):
     anchor = _empty("anchor")
     a = _box("a", (0.05, 0.05, 1.0), (0, 0, -0.5))
