@@ -7,7 +7,7 @@ PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev,blender]"
+.venv/bin/python -m pip install --quiet -e ".[dev,blender,viewer]"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/.numba_cache}"
 .venv/bin/python scripts/bake_demo.py --scene BRIDGE --frames 250 --substeps 2 --out bake_out
 echo "Results: bake_out/bridge_baked.blend, bake_out/bridge_baked.png"
