@@ -194,6 +194,9 @@ def _add_armature(b, arm_ob):
             jtype, axis, jrot, limits = "free", None, np.eye(3), None
         else:
             jtype, axis, jrot = _bone_joint(bone, pb)
+            if jtype == "prismatic" and bone.use_connect:
+                raise MappingError(f"{_describe(target)}: a slider joint needs a bone that is not connected to "
+                                   "its parent (a connected bone cannot move away from the parent's tail)")
             limits = _bone_limits(pb, jtype, axis) if axis is not None else None
         b.add(target.body, target, parent, jtype, R @ jrot, p, axis if axis is not None else (0, 0, 1),
               mass, com, inertia, limits)

@@ -252,19 +252,28 @@ def test_cancelled_bake_leaves_keyframes_bit_for_bit(ctx):
     assert not bob.redmax.is_baked and scene.frame_current == frame
     assert [a.name for a in bpy.data.actions] == [action.name]  # nothing left behind
 
-def test_armature_ik_locks_give_joint_types_and_axes(ctx):
-    arm = bpy.data.armatures.new("rig")
-    ob = bpy.data.objects.new("rig", arm)
+
+def _armature(ctx, name, bones):
+    """Armature object ``name`` with bones (name, head, tail, parent name or None[, connected]), in object mode;
+    a bone is connected when its head is its parent's tail unless told otherwise."""
+    arm = bpy.data.armatures.new(name)
+    ob = bpy.data.objects.new(name, arm)
     ctx.scene.collection.objects.link(ob)
     ctx.view_layer.objects.active = ob
     bpy.ops.object.mode_set(mode="EDIT")
-    prev = None
-    for i, name in enumerate(("hip", "knee", "ankle")):
-        eb = arm.edit_bones.new(name)
-        eb.head, eb.tail = (0, 0, -0.5 * i), (0, 0, -0.5 * (i + 1))
-        eb.parent, eb.use_connect = prev, prev is not None
-        prev = eb
+    for bone, head, tail, parent, *connect in bones:
+        eb = arm.edit_bones.new(bone)
+        eb.head, eb.tail = head, tail
+        if parent is not None:
+            eb.parent = arm.edit_bones[parent]
+            eb.use_connect = connect[0] if connect else tuple(eb.head) == tuple(eb.parent.tail)
     bpy.ops.object.mode_set(mode="OBJECT")
+    return ob
+
+
+def test_armature_ik_locks_give_joint_types_and_axes(ctx):
+    ob = _armature(ctx, "rig", [("hip", (0, 0, 0), (0, 0, -0.5), None), ("knee", (0, 0, -0.5), (0, 0, -1), "hip"),
+                                ("ankle", (0, 0, -1), (0, 0, -1.5), "knee")])
     pb = ob.pose.bones
     pb["hip"].lock_ik_y = True  # one lock → universal about x and z
     pb["knee"].lock_ik_y = pb["knee"].lock_ik_z = True  # two locks → hinge about x
@@ -292,18 +301,8 @@ def test_armature_ik_locks_give_joint_types_and_axes(ctx):
         np.testing.assert_allclose(got, W[i], atol=1e-5)
 
 
-
 def test_slider_bone_is_prismatic_and_bakes_its_location(ctx):
-    arm = bpy.data.armatures.new("crane")
-    ob = bpy.data.objects.new("crane", arm)
-    ctx.scene.collection.objects.link(ob)
-    ctx.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
-    boom = arm.edit_bones.new("boom")
-    boom.head, boom.tail = (0, 0, 0), (1, 0, 0)
-    hook = arm.edit_bones.new("hook")
-    hook.head, hook.tail, hook.parent = (1, 0, 0), (1, 0, -0.5), boom
-    bpy.ops.object.mode_set(mode="OBJECT")
+    ob = _armature(ctx, "crane", [("boom", (0, 0, 0), (1, 0, 0), None), ("hook", (1, 0, 0), (1, 0, -0.5), "boom", False)])
     ob.pose.bones["boom"].bone.redmax.joint = "FIXED"
     hook_settings = ob.pose.bones["hook"].bone.redmax
     hook_settings.joint, hook_settings.axis = "PRISMATIC", "Y"  # slides along itself, i.e. down
@@ -401,3 +400,11 @@ def test_quaternions_match_mathutils_and_stay_continuous():
     signs = rng.choice([-1.0, 1.0], size=(50, 1))
     smooth = bake.continuous(q[:1].repeat(50, axis=0) * signs)
     assert np.all(np.sum(smooth[1:] * smooth[:-1], axis=-1) > 0)
+
+
+def test_slider_on_a_connected_bone_is_refused_by_name(ctx):
+    ob = _armature(ctx, "arm", [("a", (0, 0, 0), (1, 0, 0), None), ("b", (1, 0, 0), (2, 0, 0), "a")])
+    ob.redmax.simulate = True
+    ob.pose.bones["b"].bone.redmax.joint = "PRISMATIC"
+    with pytest.raises(mapping.MappingError, match=r"bone 'b'.*not connected"):
+        mapping.build(ctx)
