@@ -6,7 +6,7 @@ gravity (0, 0, −9.81), spatial vectors [angular; linear] (docs/conventions.md)
 from . import joints, scenes
 from ._jit import HAVE_NUMBA, JIT_ENABLED
 from .algorithms import (
-    aba, bias_forces, body_velocities, cholesky_inverse, cholesky_solve, crba, forward_kinematics,
+    aba, bias_forces, body_velocities, cholesky_inverse, cholesky_solve, configuration_from_poses, crba, forward_kinematics,
     link_poses, link_velocities, ltdl, ltdl_solve, minv, rnea,
 )
 from .errors import ModelError, SimulationError, URDFError
@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Model", "ModelBuilder", "State", "Data", "ModelError", "URDFError", "SimulationError",
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
-    "forward_kinematics", "link_poses", "body_velocities", "link_velocities",
+    "forward_kinematics", "link_poses", "configuration_from_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy", "kinetic_energy", "potential_energy",
     "random_tree", "random_configuration", "load_urdf", "Scene", "Simulator", "scenes", "joints", "HAVE_NUMBA", "JIT_ENABLED",
 ]

@@ -299,3 +299,46 @@ def difference(jtype: int, q0, q1) -> np.ndarray:
     else:
         Vinv = np.eye(3) - 0.5 * W + (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / th**2 * W @ W
     return np.concatenate([w, Vinv @ dp])
+
+
+def matrix_to_quat(R) -> np.ndarray:
+    """Unit quaternion (w, x, y, z), w ≥ 0, of a rotation matrix (Shepperd's method)."""
+    R = np.asarray(R, float)
+    t = np.array([R[0, 0] + R[1, 1] + R[2, 2], R[0, 0], R[1, 1], R[2, 2]])
+    k = int(np.argmax(t))
+    if k == 0:
+        q = np.array([1.0 + t[0], R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    elif k == 1:
+        q = np.array([R[2, 1] - R[1, 2], 1.0 + 2.0 * R[0, 0] - t[0], R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]])
+    elif k == 2:
+        q = np.array([R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], 1.0 + 2.0 * R[1, 1] - t[0], R[1, 2] + R[2, 1]])
+    else:
+        q = np.array([R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], 1.0 + 2.0 * R[2, 2] - t[0]])
+    q /= np.linalg.norm(q)
+    return -q if q[0] < 0 else q
+
+
+def joint_coordinates(jtype: int, axis, R, r) -> np.ndarray:
+    """The inverse of ``joint_transform``: q (nq,) of one joint from the child link frame's
+    orientation R (3, 3) and origin r (3,) in the parent-side joint frame.
+
+    Exact for poses the joint can reach; otherwise the projection onto the joint's
+    motion: the twist about the axis (revolute, of the swing–twist decomposition),
+    the displacement along it (prismatic), Rx(θx) Ry(θy) read off R (universal).
+    Revolute angles come back in (−π, π].
+    """
+    R = np.asarray(R, float)
+    r = np.asarray(r, float)
+    a = np.asarray(axis, float)
+    if jtype == FIXED:
+        return np.zeros(0)
+    if jtype == REVOLUTE:
+        qr = matrix_to_quat(R)
+        return np.array([2.0 * math.atan2(float(a @ qr[1:]), qr[0])])
+    if jtype == PRISMATIC:
+        return np.array([float(a @ r)])
+    if jtype == UNIVERSAL:  # R = Rx(θx) Ry(θy): R[2,1] = sin θx, R[1,1] = cos θx, R[0,2] = sin θy, R[0,0] = cos θy
+        return np.array([math.atan2(R[2, 1], R[1, 1]), math.atan2(R[0, 2], R[0, 0])])
+    if jtype == SPHERICAL:
+        return matrix_to_quat(R)
+    return np.concatenate([r, matrix_to_quat(R)])

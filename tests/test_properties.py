@@ -70,3 +70,20 @@ def test_aba_equals_dense_forward_dynamics(tree):
     M = engine.crba(model, q)
     C = engine.bias_forces(model, q, qd)
     assert rel_err(engine.aba(model, q, qd, tau), engine.cholesky_solve(M, tau - C)) < TOL * max(1.0, np.linalg.cond(M))
+
+
+@settings(max_examples=N)
+@given(random_trees())
+def test_configuration_from_poses_inverts_link_poses(tree):
+    """q → link poses → q: the same poses (and the same q up to angle wrap and quaternion sign)."""
+    model, rng = tree
+    q, _ = engine.random_configuration(model, rng)
+    R, p = engine.link_poses(model, q)
+    q2 = engine.configuration_from_poses(model, R, p)
+    R2, p2 = engine.link_poses(model, q2)
+    assert rel_err(R2, R) < TOL and rel_err(p2, p) < TOL
+    for j in range(model.n_bodies):  # joint by joint: the coordinates themselves agree
+        jt, qs = int(model.joint_type[j]), slice(model.q_start[j], model.q_start[j] + model.joint_nq[j])
+        v = engine.joints.difference(jt, q[qs], q2[qs]) if jt != engine.joints.REVOLUTE else \
+            np.angle(np.exp(1j * (q2[qs] - q[qs])))
+        assert np.abs(v).max(initial=0.0) < 1e-8, (engine.joints.JOINT_TYPE_NAMES[jt], q[qs], q2[qs])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
-from ..joints import joint_bias_acceleration, joint_motion_subspace, joint_transform
+from ..joints import joint_bias_acceleration, joint_coordinates, joint_motion_subspace, joint_transform
 from ..spatial import compose_transforms, cross_motion, transform_motion
 from ._checks import as_q, as_v
 
@@ -90,6 +90,32 @@ def link_poses(model, q):
     _kinematics_kernel(model.tree, q, ws)
     R = np.transpose(ws.X0_E, (0, 2, 1)).copy()
     return R, ws.X0_r.copy()
+
+
+def configuration_from_poses(model, R, p) -> np.ndarray:
+    """The inverse of ``link_poses``: q (nq,) that puts the link frames at (R (n, 3, 3), p (n, 3)).
+
+    Joint by joint, the child link frame in the parent-side joint frame gives the
+    joint's coordinates (``joints.joint_coordinates``): exact for poses the joints
+    can reach, a per-joint projection otherwise (e.g. an animation target that a
+    hinge can only follow about its axis).
+    """
+    R = np.asarray(R, float)
+    p = np.asarray(p, float)
+    n = model.n_bodies
+    if R.shape != (n, 3, 3) or p.shape != (n, 3):
+        raise ValueError(f"configuration_from_poses: expected R ({n}, 3, 3) and p ({n}, 3), got {R.shape} and {p.shape}")
+    q = np.zeros(model.nq)
+    for i in range(n):
+        par = int(model.body_parent[i])
+        Rp, pp = (R[par], p[par]) if par >= 0 else (np.eye(3), np.zeros(3))
+        Rj = Rp @ model.joint_rotation[i]  # parent-side joint frame in the world
+        pj = pp + Rp @ model.joint_origin[i]
+        jt = int(model.joint_type[i])
+        qs = int(model.q_start[i])
+        qi = joint_coordinates(jt, model.joint_axis[i], Rj.T @ R[i], Rj.T @ (p[i] - pj))
+        q[qs:qs + qi.shape[0]] = qi
+    return q
 
 
 def forward_kinematics(model, q):
