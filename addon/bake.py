@@ -16,7 +16,7 @@ import time
 import bpy
 import numpy as np
 
-from . import keyframes, mapping
+from . import follow, keyframes, mapping
 
 from ._engine import engine
 
@@ -138,9 +138,15 @@ class BakeJob:
             settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
         self._frame_before = bscene.frame_current
         self._suspended = [_suspend(ob) for ob in _baked_objects(bscene)]  # simulate from the unbaked scene
+        self.follow = None
         try:
+            armatures = follow.followed_armatures(bscene.objects)
+            samples = follow.sample_poses(bscene, armatures, range(self.frame_start, self.frame_end + 1))
             bscene.frame_set(self.frame_start)
             self.mapping = mapping.build(context)
+            if armatures:
+                self.follow = follow.Follow(self.mapping, samples)
+                self.follow.configure(self.mapping.scene)
             self.sim = engine.Simulator(self.mapping.scene, self.solver, dt=self.dt)
         except mapping.MappingError as err:
             self.abort()
@@ -160,7 +166,12 @@ class BakeJob:
         for f in range(self.frame_start + 1, self.frame_end + 1):
             t0 = time.perf_counter()
             try:
-                self.sim.step(self.substeps)
+                if self.follow is None:
+                    self.sim.step(self.substeps)
+                else:  # targets move with the animation, substep by substep
+                    for k in range(1, self.substeps + 1):
+                        self.follow.set_targets(self.sim.scene, f - 1 - self.frame_start, k / self.substeps)
+                        self.sim.step()
             except engine.SimulationError as err:
                 raise BakeError(f"frame {f}: {err}") from None
             self.seconds += time.perf_counter() - t0

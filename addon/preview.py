@@ -18,7 +18,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 from mathutils import Matrix
 
-from . import bake, mapping
+from . import bake, follow, mapping
 from ._engine import engine
 
 MAX_CATCH_UP = 600  # frames simulated at most in one handler call (a long jump forward)
@@ -102,6 +102,8 @@ def on_frame_change(bscene, depsgraph=None):
                 stop(bscene.name)  # rest transforms back, then world matrices re-evaluated before mapping
                 depsgraph.view_layer.update()
             session = _sessions[bscene.name] = PreviewSession(bscene, depsgraph)
+            if follow.followed_armatures(bscene.objects):
+                bscene.redmax.last_message = "Live preview: Follow Animation is not previewed (bake to see it)"
         session.advance_to(frame)
         session.apply()
     except (mapping.MappingError, bake.BakeError, engine.SimulationError, engine.ModelError) as err:

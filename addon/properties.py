@@ -81,6 +81,13 @@ class REDMAX_PG_bone(bpy.types.PropertyGroup):
     stiffness: FloatProperty(name="Joint Stiffness", default=0.0, min=0.0,  # type: ignore[valid-type]
                              description="N·m/rad pulling the joint back to its pose at the first frame")
     damping: FloatProperty(name="Joint Damping", default=0.0, min=0.0, description="N·m·s/rad")  # type: ignore[valid-type]
+    follow_kp: FloatProperty(name="Follow Stiffness", default=500.0, min=0.0, soft_max=1e6,  # type: ignore[valid-type]
+                             description="kp (N·m/rad) pulling the joint to the animated pose when the armature "
+                                         "follows its animation (× the armature's gain scale); 0 with kd = 0: "
+                                         "this bone does not follow")
+    follow_kd: FloatProperty(name="Follow Damping", default=5.0, min=0.0, soft_max=1e5,  # type: ignore[valid-type]
+                             description="kd (N·m·s/rad) of the follow controller (× the armature's gain scale); "
+                                         "the bone lags the animation by about kd/kp seconds")
 
 
 class REDMAX_PG_object(bpy.types.PropertyGroup):
@@ -98,6 +105,11 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="FIXED")  # type: ignore[valid-type]
     linear_density: FloatProperty(name="Bone Density", default=2.0, min=1e-6,  # type: ignore[valid-type]
                                   description="kg per metre of bone length (bones without their own mass)")
+    follow_animation: BoolProperty(name="Follow Animation", default=False,  # type: ignore[valid-type]
+                                   description="Bones track this armature's current action with stable PD "
+                                               "(per-bone kp/kd) while reacting to gravity, cables and contacts")
+    follow_scale: FloatProperty(name="Gain Scale", default=1.0, min=0.0, soft_max=100.0,  # type: ignore[valid-type]
+                                description="Multiplies every bone's follow kp and kd")
     # what a bake replaced, restored by Clear Bake
     baked_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
     previous_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]

@@ -64,6 +64,10 @@ class REDMAX_PT_body(_Tab):
             layout.prop(bs, "mass")
             layout.prop(bs, "stiffness")
             layout.prop(bs, "damping")
+            if ob.redmax.follow_animation:
+                col = layout.column(heading="Follow Animation")
+                col.prop(bs, "follow_kp")
+                col.prop(bs, "follow_kd")
             return
         os_ = ob.redmax
         layout.label(text=f"'{ob.name}'", icon="OBJECT_DATA")
@@ -71,6 +75,11 @@ class REDMAX_PT_body(_Tab):
         if ob.type == "ARMATURE":
             layout.prop(os_, "root")
             layout.prop(os_, "linear_density")
+            layout.prop(os_, "follow_animation")
+            if os_.follow_animation:
+                layout.prop(os_, "follow_scale")
+                if ob.animation_data is None or ob.animation_data.action is None:
+                    layout.label(text="No action to follow", icon="ERROR")
         else:
             layout.prop(os_, "mass")
             layout.prop(os_, "joint_stiffness")

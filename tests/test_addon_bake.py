@@ -408,3 +408,58 @@ def test_slider_on_a_connected_bone_is_refused_by_name(ctx):
     ob.pose.bones["b"].bone.redmax.joint = "PRISMATIC"
     with pytest.raises(mapping.MappingError, match=r"bone 'b'.*not connected"):
         mapping.build(ctx)
+
+
+def _animated_leg(ctx):
+    ob = _armature(ctx, "leg", [("thigh", (0, 0, 0), (0, 0, -0.5), None), ("shin", (0, 0, -0.5), (0, 0, -1), "thigh")])
+    for pb in ob.pose.bones:
+        pb.lock_ik_y = pb.lock_ik_z = True  # hinges about the bones' x
+        pb.rotation_mode = "QUATERNION"
+    for f in range(1, 62, 2):  # a kick: 1 Hz swing of the thigh, the shin bending behind it
+        t = (f - 1) / 60
+        for name, amp, phase in (("thigh", 0.5, 0.0), ("shin", 0.8, 1.0)):
+            th = amp * math.sin(2 * math.pi * t + phase)
+            pb = ob.pose.bones[name]
+            pb.rotation_quaternion = (math.cos(th / 2), math.sin(th / 2), 0, 0)
+            pb.keyframe_insert("rotation_quaternion", frame=f)
+    ob.redmax.simulate = True
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 61
+    return ob
+
+
+def _tracking_error(ctx, ob, animated):
+    """Largest bone rotation angle (rad) between the baked motion and the animation, frames 11–61."""
+    from addon import follow
+
+    baked = follow.sample_poses(ctx.scene, [ob], range(1, 62))[ob.name]
+    R = np.einsum("fbji,fbjk->fbik", baked[10:, :, :3, :3], animated[10:, :, :3, :3])
+    return float(np.arccos(np.clip((np.trace(R, axis1=-2, axis2=-1) - 1) / 2, -1, 1)).max())
+
+
+def test_follow_animation_tracks_the_action_and_clear_gives_it_back(ctx):
+    from addon import follow
+
+    ob = _animated_leg(ctx)
+    action = ob.animation_data.action
+    animated = follow.sample_poses(ctx.scene, [ob], range(1, 62))[ob.name]
+    ctx.scene.redmax.substeps = 2
+    assert bpy.ops.redmax.bake() == {"FINISHED"}  # passive: the leg just swings under gravity
+    passive = _tracking_error(ctx, ob, animated)
+    bpy.ops.redmax.clear_bake()
+    ob.redmax.follow_animation, ob.redmax.follow_scale = True, 40.0  # kp 2e4, kd 40: lag ≈ kd/kp = 2 ms
+    for bone in ob.data.bones:
+        bone.redmax.follow_kd = 1.0
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, ctx.scene.redmax.last_message
+    assert ob.animation_data.action is not action
+    tracked = _tracking_error(ctx, ob, animated)
+    print(f"tracking error: followed {tracked:.4f} rad, passive {passive:.3f} rad")
+    assert tracked < 0.03 and passive > 0.3, (tracked, passive)
+    bpy.ops.redmax.clear_bake()
+    assert ob.animation_data.action == action
+
+
+def test_follow_animation_without_an_action_names_the_armature(ctx):
+    ob = _armature(ctx, "arm", [("a", (0, 0, 0), (0, 0, -1), None)])
+    ob.redmax.simulate = ob.redmax.follow_animation = True
+    with pytest.raises(RuntimeError, match="armature 'arm': Follow Animation needs an action"):
+        bpy.ops.redmax.bake()
