@@ -16,6 +16,8 @@ from .random_tree import random_configuration, random_tree
 from .scene import Scene
 from .simulator import Simulator
 from .urdf import load_urdf
+from . import control  # noqa: E402  (after the algorithms it builds on)
+from .control import spd  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -25,5 +27,6 @@ __all__ = [
     "forward_kinematics", "link_poses", "configuration_from_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy", "kinetic_energy", "potential_energy",
     "random_tree", "random_configuration", "load_urdf", "Scene", "Simulator", "scenes", "joints", "HAVE_NUMBA", "JIT_ENABLED",
+    "spd", "control",
 ]
 from .energy import energy, kinetic_energy, potential_energy  # noqa: E402

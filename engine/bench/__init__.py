@@ -11,8 +11,9 @@ from pathlib import Path
 from . import report
 from .algorithms import run_algorithms
 from .redmax import run_redmax
+from .spd import run_spd
 
-SUITES = {"algorithms": run_algorithms, "redmax": run_redmax}
+SUITES = {"algorithms": run_algorithms, "redmax": run_redmax, "spd": run_spd}
 
 
 def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) -> dict:
@@ -27,13 +28,16 @@ def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) ->
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = report.write_csv(result.rows, out / f"{name}.csv")
+    # a suite may limit the per-scene log-log plots and slope fits to its size sweeps (``loglog_scenes``)
+    loglog = getattr(result, "loglog_scenes", None)
+    fitted = [r for r in result.rows if loglog is None or r.scene in loglog]
     plots = [report.plot_loglog(rows, out / f"{name}_{scene}.png", title=f"{name}: {scene}", min_fit=result.min_fit)
-             for (scene,), rows in report.group_rows(result.rows, ("scene",)).items()]
+             for (scene,), rows in report.group_rows(fitted, ("scene",)).items()]
     for fname, draw in result.figures.items():
         draw(out / fname)
         plots.append(out / fname)
     images = "\n".join(f"![{p.stem}]({p.name})" for p in plots)
-    slopes = report.slopes(result.rows, min_n=result.min_fit)
+    slopes = report.slopes(fitted, min_n=result.min_fit)
     title = f"bench {name}" + (" (--quick: few sizes, slopes indicative only)" if quick else "")
     md_path = out / f"{name}.md"
     text = report.write_markdown(result.rows, md_path, title, slopes, result.extra_text + "\n" + images,

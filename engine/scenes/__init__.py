@@ -1,12 +1,14 @@
 """Ready-made scenes: ``engine.scenes.<name>(...) -> Scene``.
 
 Simple scenes for tests and demos (``pendulum``, ``chain``, ``four_bar``) and
-the thesis's benchmark scenes (``bridge``, ``umbrella``, ``tree``).
+the thesis's benchmark scenes (``bridge``, ``umbrella``, ``tree``), and the
+stable-PD characters (``humanoid``, ``dog``, ``snake``; seed 001, Table 1).
 All in SI units with the engine's conventions (Z up, gravity −9.81 m/s²).
 """
 from .bridge import bridge
+from .characters import dog, humanoid, snake
 from .simple import chain, four_bar, pendulum
 from .tree import tree
 from .umbrella import rib_angle, umbrella
 
-__all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle", "tree"]
+__all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle", "tree", "humanoid", "dog", "snake"]
