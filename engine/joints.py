@@ -301,21 +301,59 @@ def difference(jtype: int, q0, q1) -> np.ndarray:
     return np.concatenate([w, Vinv @ dp])
 
 
-def matrix_to_quat(R) -> np.ndarray:
-    """Unit quaternion (w, x, y, z), w ≥ 0, of a rotation matrix (Shepperd's method)."""
-    R = np.asarray(R, float)
-    t = np.array([R[0, 0] + R[1, 1] + R[2, 2], R[0, 0], R[1, 1], R[2, 2]])
-    k = int(np.argmax(t))
+@kernel(inline=True)
+def matrix_to_quat_kernel(R, out, os):
+    """out[os:os+4] = unit quaternion (w, x, y, z), w ≥ 0, of rotation R (Shepperd's method)."""
+    t0 = R[0, 0] + R[1, 1] + R[2, 2]
+    k = 0
+    best = t0
+    for d in range(3):
+        if R[d, d] > best:
+            best = R[d, d]
+            k = d + 1
     if k == 0:
-        q = np.array([1.0 + t[0], R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+        w, x, y, z = 1.0 + t0, R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
     elif k == 1:
-        q = np.array([R[2, 1] - R[1, 2], 1.0 + 2.0 * R[0, 0] - t[0], R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]])
+        w, x, y, z = R[2, 1] - R[1, 2], 1.0 + 2.0 * R[0, 0] - t0, R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]
     elif k == 2:
-        q = np.array([R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], 1.0 + 2.0 * R[1, 1] - t[0], R[1, 2] + R[2, 1]])
+        w, x, y, z = R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], 1.0 + 2.0 * R[1, 1] - t0, R[1, 2] + R[2, 1]
     else:
-        q = np.array([R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], 1.0 + 2.0 * R[2, 2] - t[0]])
-    q /= np.linalg.norm(q)
-    return -q if q[0] < 0 else q
+        w, x, y, z = R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], 1.0 + 2.0 * R[2, 2] - t0
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if w < 0:
+        n = -n
+    out[os] = w / n
+    out[os + 1] = x / n
+    out[os + 2] = y / n
+    out[os + 3] = z / n
+
+
+@kernel
+def joint_coordinates_kernel(jtype, axis, R, r, q, qs):
+    """q[qs:qs+nq] = the inverse of ``joint_transform`` (see ``joint_coordinates``)."""
+    if jtype == REVOLUTE:
+        w = np.empty(4)
+        matrix_to_quat_kernel(R, w, 0)
+        q[qs] = 2.0 * math.atan2(axis[0] * w[1] + axis[1] * w[2] + axis[2] * w[3], w[0])
+    elif jtype == PRISMATIC:
+        q[qs] = axis[0] * r[0] + axis[1] * r[1] + axis[2] * r[2]
+    elif jtype == UNIVERSAL:  # R = Rx(θx) Ry(θy): R[2,1] = sin θx, R[1,1] = cos θx, R[0,2] = sin θy, R[0,0] = cos θy
+        q[qs] = math.atan2(R[2, 1], R[1, 1])
+        q[qs + 1] = math.atan2(R[0, 2], R[0, 0])
+    elif jtype == SPHERICAL:
+        matrix_to_quat_kernel(R, q, qs)
+    elif jtype == FREE:
+        q[qs] = r[0]
+        q[qs + 1] = r[1]
+        q[qs + 2] = r[2]
+        matrix_to_quat_kernel(R, q, qs + 3)
+
+
+def matrix_to_quat(R) -> np.ndarray:
+    """Unit quaternion (w, x, y, z), w ≥ 0, of a rotation matrix."""
+    out = np.empty(4)
+    matrix_to_quat_kernel(np.ascontiguousarray(R, dtype=float), out, 0)
+    return out
 
 
 def joint_coordinates(jtype: int, axis, R, r) -> np.ndarray:
@@ -327,18 +365,7 @@ def joint_coordinates(jtype: int, axis, R, r) -> np.ndarray:
     the displacement along it (prismatic), Rx(θx) Ry(θy) read off R (universal).
     Revolute angles come back in (−π, π].
     """
-    R = np.asarray(R, float)
-    r = np.asarray(r, float)
-    a = np.asarray(axis, float)
-    if jtype == FIXED:
-        return np.zeros(0)
-    if jtype == REVOLUTE:
-        qr = matrix_to_quat(R)
-        return np.array([2.0 * math.atan2(float(a @ qr[1:]), qr[0])])
-    if jtype == PRISMATIC:
-        return np.array([float(a @ r)])
-    if jtype == UNIVERSAL:  # R = Rx(θx) Ry(θy): R[2,1] = sin θx, R[1,1] = cos θx, R[0,2] = sin θy, R[0,0] = cos θy
-        return np.array([math.atan2(R[2, 1], R[1, 1]), math.atan2(R[0, 2], R[0, 0])])
-    if jtype == SPHERICAL:
-        return matrix_to_quat(R)
-    return np.concatenate([r, matrix_to_quat(R)])
+    q = np.zeros(JOINT_NQ[jtype])
+    joint_coordinates_kernel(int(jtype), np.ascontiguousarray(axis, dtype=float), np.ascontiguousarray(R, dtype=float),
+                             np.ascontiguousarray(r, dtype=float), q, 0)
+    return q

@@ -15,8 +15,8 @@ from .model import State
 from .scene import Scene
 from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
 
-SOLVERS = ("explicit",) + LINEAR_SOLVERS
-PLANNED = {"baraff": "issue #9", "hard-constraints": "issue #11"}
+SOLVERS = ("explicit",) + LINEAR_SOLVERS + ("baraff",)
+PLANNED = {"hard-constraints": "issue #11"}
 
 
 @dataclass
@@ -44,6 +44,9 @@ class Simulator:
     ``"dense"`` (RedMax linearly implicit step, Eq. 2.13). Options for the
     RedMax solvers: ``tol`` (PCG relative residual, default 1e-8), ``max_iter``,
     ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``).
+    ``"baraff"``: maximal coordinates with Lagrange multipliers (seed 002; gravity, joints and loop
+    closures only), options ``method`` (``"sparse"``, ``"dense"``, ``"naive"``), ``integrator``,
+    ``alpha``/``beta`` (Baumgarte), ``post_stabilize`` — see ``engine.solvers.baraff``.
     """
 
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
@@ -59,7 +62,12 @@ class Simulator:
         self.dt = float(dt)
         self.state = State(scene.q0.copy(), scene.qd0.copy(), 0.0)
         self.stats = SimulationStats()
-        self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
+        if solver == "baraff":
+            from .solvers.baraff import SceneStepper
+
+            self._stepper = SceneStepper(scene, dt, **options)
+        else:
+            self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
         if solver == "explicit" and scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
 
@@ -109,6 +117,8 @@ class Simulator:
     def energy(self) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
         s, st, sc = self.state, self._stepper, self.scene
+        if self.solver == "baraff":  # gravity and joints only (the solver refuses scenes with other forces)
+            return kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q)
         st.evaluate(s.q, s.qd, s.t)
         joint_pe = 0.0
         for j in st._stiff_joints:
