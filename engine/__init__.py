@@ -14,6 +14,7 @@ from .integrators import integrate, rk4_step, semi_implicit_euler_step
 from .model import Data, Model, ModelBuilder, State
 from .random_tree import random_configuration, random_tree
 from .scene import Scene
+from .scene_file import load_scene, save_scene
 from .simulator import Simulator
 from .urdf import load_urdf
 from . import control  # noqa: E402  (after the algorithms it builds on)
@@ -26,7 +27,7 @@ __all__ = [
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
     "forward_kinematics", "link_poses", "configuration_from_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy", "kinetic_energy", "potential_energy",
-    "random_tree", "random_configuration", "load_urdf", "Scene", "Simulator", "scenes", "joints", "HAVE_NUMBA", "JIT_ENABLED",
+    "random_tree", "random_configuration", "load_urdf", "Scene", "load_scene", "save_scene", "Simulator", "scenes", "joints", "HAVE_NUMBA", "JIT_ENABLED",
     "spd", "control",
 ]
 from .energy import energy, kinetic_energy, potential_energy  # noqa: E402

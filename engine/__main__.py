@@ -31,10 +31,12 @@ def _bench(args) -> int:
 
 def main(argv=None) -> int:
     from .bench import SUITES
+    from .viewer.cli import add_view_parser
 
     parser = argparse.ArgumentParser(prog="python -m engine", description="Articulated rigid-body dynamics engine.")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_bench(sub, SUITES)
+    add_view_parser(sub)
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()

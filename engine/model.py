@@ -14,6 +14,7 @@ Bodies are stored topologically ordered (``parent[i] < i``; the world is -1).
 """
 from __future__ import annotations
 
+import copy
 from collections import namedtuple
 from dataclasses import dataclass
 
@@ -375,6 +376,23 @@ class Model:
 
     def total_mass(self) -> float:
         return float(self.body_mass.sum())
+
+    def with_gravity(self, gravity) -> "Model":
+        """The same model under another gravity (3,) (m/s², world frame), e.g. (0, 0, 0) to switch it off.
+
+        Shares every other (read-only) array with this model; gets its own workspace.
+        """
+        g = _vector3(gravity, "gravity").copy()
+        m = copy.copy(self)
+        m.__dict__.pop("_data", None)
+        m.__dict__.pop("_spd_workspace", None)  # per-model caches are not shared with the copy
+        g6 = np.zeros(6)
+        g6[3:] = g
+        g.flags.writeable = False
+        g6.flags.writeable = False
+        m.gravity = g
+        m.tree = self.tree._replace(gravity=g6)
+        return m
 
     def make_workspace(self) -> Workspace:
         """A fresh preallocated Workspace (``Data``) for this model."""

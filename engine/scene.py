@@ -198,6 +198,46 @@ class Scene:
         self.point_force_names.append(name)
         return len(self._point_forces) - 1
 
+    def set_point_force(self, index: int, force, *, body=None, point=None, frame: str = "link") -> None:
+        """Change point force ``index`` in place: its world force (3,) (N) and, when given, the body and
+        the point it acts on (``frame`` as in ``add_point_force``; default the link frame). Simulators read
+        point forces every step, so this steers a running simulation (e.g. a mouse drag)."""
+        if not 0 <= index < len(self._point_forces):
+            raise ModelError(f"point force {index}: no such point force (the scene has {len(self._point_forces)})")
+        name = self.point_force_names[index]
+        b, x, _ = self._point_forces[index]
+        f = np.asarray(force, float).reshape(-1)
+        if f.shape != (3,) or not np.all(np.isfinite(f)):
+            raise ModelError(f"point force '{name}': force must be 3 finite numbers, got {force!r}")
+        if body is not None:
+            b = self.body(body, f"point force '{name}'")
+            if b == WORLD:
+                raise ModelError(f"point force '{name}': needs a body, not the world")
+        if point is not None:
+            x = self._to_link(b, point, frame, f"point force '{name}'")
+        self._point_forces[index] = (b, x, f.copy())
+
+    def remove_point_force(self, index: int) -> None:
+        """Remove point force ``index`` (later ones move down by one)."""
+        if not 0 <= index < len(self._point_forces):
+            raise ModelError(f"point force {index}: no such point force (the scene has {len(self._point_forces)})")
+        del self._point_forces[index]
+        del self.point_force_names[index]
+
+    def set_pair(self, index: int, *, stiffness=None, damping=None, rest_length=None) -> None:
+        """Change spring/cable/damper ``index``: stiffness (N/m), damping (N·s/m), rest length (m).
+        Simulators copy the pairs when they are created, so this affects simulators made afterwards."""
+        if not 0 <= index < len(self._pairs):
+            raise ModelError(f"pair {index}: no such spring or cable (the scene has {len(self._pairs)})")
+        a, b, la, lb, k, d, rest, tension_only = self._pairs[index]
+        what = f"spring/cable '{self.pair_names[index]}'"
+        for label, v in (("stiffness", stiffness), ("damping", damping), ("rest length", rest_length)):
+            if v is not None and (not np.isfinite(v) or v < 0):
+                raise ModelError(f"{what}: {label} must be ≥ 0, got {v}")
+        self._pairs[index] = (a, b, la, lb, k if stiffness is None else float(stiffness),
+                              d if damping is None else float(damping), rest if rest_length is None else float(rest_length),
+                              tension_only)
+
     def add_moving_load(self, force, path, t_start: float, t_end: float, *, frame="world", name=None) -> MovingLoad:
         """A force that travels along [(body, start, end), …] from t_start to t_end (e.g. a car)."""
         name = name or f"load{len(self.moving_loads)}"

@@ -120,8 +120,10 @@ class Simulator:
         if self.solver == "baraff":  # gravity and joints only (the solver refuses scenes with other forces)
             return kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q)
         st.evaluate(s.q, s.qd, s.t)
-        joint_pe = 0.0
-        for j in st._stiff_joints:
+        iq, iv = st._scalar_q, st._scalar_v  # scalar coordinates (revolute, prismatic, universal): q ⊖ rest = q − rest
+        d = s.q[iq] - sc.joint_rest[iq]
+        joint_pe = 0.5 * float(sc.joint_stiffness[iv] @ (d * d))
+        for j in st._manifold_joints:
             name = self.model.joint_names[j]
             d = difference(int(self.model.joint_type[j]), sc.joint_rest[self.model.q_slice(name)], s.q[self.model.q_slice(name)])
             joint_pe += 0.5 * float(sc.joint_stiffness[self.model.v_slice(name)] @ (d * d))

@@ -1,0 +1,293 @@
+"""The JSON scene format: an engine ``Scene`` (bodies, joints, springs, cables, point forces,
+moving loads, loop closures, initial state) saved to and loaded from a text file.
+
+``save_scene(scene, path)`` writes everything in link frames, so ``load_scene``
+gives back the same simulation; files written by hand may instead give
+attachment points in world coordinates at the initial configuration
+(``"frame": "world"``). The format is documented in docs/viewer.md
+("Scene files"); ``python -m engine view --scene-file FILE`` opens one.
+Errors raise ``ModelError`` naming the file and the offending element.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import joints as J
+from .errors import ModelError
+from .model import ModelBuilder
+from .scene import LOOP_KINDS, WORLD, LoopClosure, Scene
+
+FORMAT = "redmax-scene"
+VERSION = 1
+
+
+# ------------------------------------------------------------------ save
+def _vec(x) -> list:
+    return [float(v) for v in np.asarray(x, float).reshape(-1)]
+
+
+def _mat(x) -> list:
+    return [_vec(row) for row in np.asarray(x, float)]
+
+
+def _bound(v) -> float | None:
+    return float(v) if np.isfinite(v) else None
+
+
+def _jsonable(value):
+    """value as plain JSON types, or raise TypeError."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def scene_to_dict(scene: Scene) -> dict:
+    """The scene as plain JSON data (see docs/viewer.md, "Scene files")."""
+    model = scene.model
+    name_of = lambda b: None if b == WORLD else model.body_names[b]  # noqa: E731
+    bodies = []
+    for i, name in enumerate(model.body_names):
+        vs = slice(int(model.v_start[i]), int(model.v_start[i] + model.joint_nv[i]))
+        R = model.body_rotation[i]
+        lower, upper = model.joint_lower[vs], model.joint_upper[vs]
+        limited = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
+        bodies.append({
+            "name": name, "parent": name_of(int(model.body_parent[i])),
+            "joint": J.JOINT_TYPE_NAMES[int(model.joint_type[i])], "joint_name": model.joint_names[i],
+            "axis": _vec(model.joint_axis[i]), "joint_origin": _vec(model.joint_origin[i]),
+            "joint_rotation": _mat(model.joint_rotation[i]),
+            "mass": float(model.body_mass[i]), "com": _vec(model.body_com[i]),
+            "inertia": _mat(R @ np.diag(model.body_principal_inertia[i]) @ R.T),
+            "limits": [[_bound(v) for v in lower], [_bound(v) for v in upper]] if limited else None,
+            **({"shape": _jsonable(model.body_shapes[i])} if model.body_shapes[i] else {}),
+        })
+    joint_springs = []
+    for j, jname in enumerate(model.joint_names):
+        qs, vs = model.q_slice(jname), model.v_slice(jname)
+        k, d, rest = scene.joint_stiffness[vs], scene.joint_damping[vs], scene.joint_rest[qs]
+        if k.any() or d.any() or not np.array_equal(rest, scene.q0[qs]):
+            joint_springs.append({"joint": jname, "stiffness": _vec(k), "damping": _vec(d), "rest": _vec(rest)})
+    springs = [{"name": pname, "type": "cable" if tension_only else "spring", "body_a": name_of(a), "point_a": _vec(la),
+                "body_b": name_of(b), "point_b": _vec(lb), "stiffness": k, "damping": d, "rest_length": rest,
+                "frame": "link"}
+               for pname, (a, b, la, lb, k, d, rest, tension_only) in zip(scene.pair_names, scene.pairs)]
+    forces = [{"name": fname, "body": name_of(b), "point": _vec(x), "force": _vec(f), "frame": "link"}
+              for fname, (b, x, f) in zip(scene.point_force_names, scene.point_forces)]
+    loads = [{"name": ld.name, "force": _vec(ld.force), "t_start": ld.t_start, "t_end": ld.t_end, "frame": "link",
+              "path": [{"body": name_of(b), "start": _vec(s), "end": _vec(e)} for b, s, e in ld.path]}
+             for ld in scene.moving_loads]
+    closures = [{"name": lc.name, "kind": lc.kind, "body_a": name_of(lc.body_a), "point_a": _vec(lc.point_a),
+                 "body_b": name_of(lc.body_b), "point_b": _vec(lc.point_b), "axis_a": _vec(lc.axis_a),
+                 "axis_b": _vec(lc.axis_b), "rest_rotation": _mat(lc.rest_rotation), "frame": "link"}
+                for lc in scene.loop_closures]
+    metadata = {}
+    for key, value in scene.metadata.items():
+        try:
+            metadata[str(key)] = _jsonable(value)
+        except TypeError:
+            pass  # metadata that is not plain data stays behind
+    body_damping = scene.body_damping
+    return {
+        "format": FORMAT, "version": VERSION, "name": scene.name, "gravity": _vec(model.gravity),
+        "bodies": bodies, "q0": _vec(scene.q0), "qd0": _vec(scene.qd0),
+        "joint_springs": joint_springs,
+        "body_damping": float(body_damping[0]) if body_damping.size and np.ptp(body_damping) == 0 else _vec(body_damping),
+        "springs": springs, "point_forces": forces, "moving_loads": loads, "loop_closures": closures,
+        "metadata": metadata,
+    }
+
+
+def save_scene(scene: Scene, path) -> Path:
+    """Write ``scene`` as a JSON scene file; returns the path."""
+    path = Path(path)
+    path.write_text(json.dumps(scene_to_dict(scene), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------ load
+class _Reader:
+    """Field access that names the file and the element in every error."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def error(self, what: str, message: str) -> ModelError:
+        return ModelError(f"scene file '{self.source}': {what}: {message}")
+
+    def get(self, d: dict, key: str, what: str, default=...):
+        if not isinstance(d, dict):
+            raise self.error(what, f"expected an object, got {type(d).__name__}")
+        if key not in d:
+            if default is ...:
+                raise self.error(what, f"missing '{key}'")
+            return default
+        return d[key]
+
+    def numbers(self, d, key, what, n=None, default=...):
+        raw = self.get(d, key, what, default)
+        if raw is None:
+            return None
+        try:
+            v = np.asarray(raw, float)
+        except (TypeError, ValueError):
+            raise self.error(what, f"'{key}' must be numbers, got {raw!r}") from None
+        if not np.all(np.isfinite(v)) or (n is not None and v.size != n):
+            raise self.error(what, f"'{key}' must be {n or 'some'} finite numbers, got {raw!r}")
+        return v
+
+    def items(self, data, key) -> list:
+        v = self.get(data, key, "file", [])
+        if not isinstance(v, list):
+            raise self.error(key, "expected a list")
+        for k, item in enumerate(v):
+            if not isinstance(item, dict):
+                raise self.error(f"{key}[{k}]", f"expected an object, got {type(item).__name__}")
+        return v
+
+
+def scene_from_dict(data: dict, source: str = "<dict>") -> Scene:
+    """A Scene from JSON data (``scene_to_dict``'s layout or a hand-written file)."""
+    rd = _Reader(source)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ModelError(f"scene file '{source}': not a scene file (expected \"format\": \"{FORMAT}\")")
+    if data.get("version", VERSION) > VERSION:
+        raise ModelError(f"scene file '{source}': version {data['version']} is newer than this engine reads ({VERSION})")
+    builder = ModelBuilder(gravity=rd.numbers(data, "gravity", "gravity", 3, [0.0, 0.0, -9.81]))
+    for k, spec in enumerate(rd.items(data, "bodies")):
+        what = f"body {k}"
+        name = rd.get(spec, "name", what)
+        what = f"body '{name}'"
+        limits = rd.get(spec, "limits", what, None)
+        if limits is not None:
+            try:
+                limits = tuple(np.array([np.nan if v is None else v for v in side], float) for side in limits)
+            except (TypeError, ValueError):
+                raise rd.error(what, f"'limits' must be [[lower…], [upper…]], got {limits!r}") from None
+            limits = (np.where(np.isnan(limits[0]), -np.inf, limits[0]), np.where(np.isnan(limits[1]), np.inf, limits[1]))
+        try:
+            builder.add_body(
+                name, parent=-1 if spec.get("parent") in (None, "world") else spec["parent"], joint=rd.get(spec, "joint", what),
+                axis=rd.numbers(spec, "axis", what, 3, [0.0, 0.0, 1.0]),
+                joint_origin=rd.numbers(spec, "joint_origin", what, 3, [0.0, 0.0, 0.0]),
+                joint_rotation=rd.numbers(spec, "joint_rotation", what, None, None),
+                mass=float(rd.get(spec, "mass", what)), com=rd.numbers(spec, "com", what, 3, [0.0, 0.0, 0.0]),
+                inertia=rd.numbers(spec, "inertia", what, None, None), joint_name=spec.get("joint_name"),
+                limits=limits, shape=spec.get("shape"))
+        except ModelError as e:
+            raise ModelError(f"scene file '{source}': {e}") from None
+        except (TypeError, ValueError) as e:
+            raise rd.error(what, str(e)) from None
+    try:
+        model = builder.finalize()
+        scene = Scene(model, name=str(data.get("name", Path(source).stem)),
+                      q0=rd.numbers(data, "q0", "q0", model.nq, None), qd0=rd.numbers(data, "qd0", "qd0", model.nv, None))
+        _add_forces(rd, data, scene)
+    except ModelError as e:
+        if str(e).startswith(f"scene file '{source}'"):
+            raise
+        raise ModelError(f"scene file '{source}': {e}") from None
+    scene.metadata.update(rd.get(data, "metadata", "metadata", {}) or {})
+    return scene
+
+
+def _add_forces(rd: _Reader, data: dict, scene: Scene) -> None:
+    model = scene.model
+    for k, spec in enumerate(rd.items(data, "joint_springs")):
+        what = f"joint spring {k}"
+        joint = rd.get(spec, "joint", what)
+        if joint not in model.joint_names:
+            raise rd.error(what, f"no joint named '{joint}'")
+        qs, vs = model.q_slice(joint), model.v_slice(joint)
+        for key, arr, sl in (("stiffness", scene.joint_stiffness, vs), ("damping", scene.joint_damping, vs)):
+            v = rd.numbers(spec, key, f"joint spring '{joint}'", None, 0.0)
+            if np.any(v < 0) or v.size not in (1, sl.stop - sl.start):
+                raise rd.error(f"joint spring '{joint}'", f"'{key}' must be ≥ 0, one number or one per dof")
+            arr[sl] = v
+        rest = rd.numbers(spec, "rest", f"joint spring '{joint}'", None, None)
+        if rest is not None:
+            if rest.size != qs.stop - qs.start:
+                raise rd.error(f"joint spring '{joint}'", f"'rest' needs {qs.stop - qs.start} numbers")
+            scene.joint_rest[qs] = rest
+        if model.joint_type[model.joint_index(joint)] == J.FREE and scene.joint_stiffness[vs].any():
+            raise rd.error(f"joint spring '{joint}'", "free joints take no stiffness")
+    bd = rd.numbers(data, "body_damping", "body_damping", None, 0.0)
+    if np.any(bd < 0) or bd.size not in (1, model.n_bodies):
+        raise rd.error("body_damping", f"must be ≥ 0, one number or one per body ({model.n_bodies})")
+    scene.body_damping[:] = bd
+    for k, spec in enumerate(rd.items(data, "springs")):
+        what = f"spring {k}"
+        kind = rd.get(spec, "type", what, "spring")
+        add = {"spring": scene.add_spring, "cable": scene.add_cable}.get(kind)
+        if kind == "damper":
+            scene.add_damper(spec.get("body_a"), rd.numbers(spec, "point_a", what, 3), spec.get("body_b"),
+                             rd.numbers(spec, "point_b", what, 3), float(rd.get(spec, "damping", what)),
+                             frame=spec.get("frame", "world"), name=spec.get("name"))
+            continue
+        if add is None:
+            raise rd.error(what, f"unknown type {kind!r}; expected 'spring', 'cable' or 'damper'")
+        add(spec.get("body_a"), rd.numbers(spec, "point_a", what, 3), spec.get("body_b"), rd.numbers(spec, "point_b", what, 3),
+            float(rd.get(spec, "stiffness", what)), damping=float(spec.get("damping", 0.0)),
+            rest_length=spec.get("rest_length"), frame=spec.get("frame", "world"), name=spec.get("name"))
+    for k, spec in enumerate(rd.items(data, "point_forces")):
+        what = f"point force {k}"
+        scene.add_point_force(rd.get(spec, "body", what), rd.numbers(spec, "point", what, 3),
+                              rd.numbers(spec, "force", what, 3), frame=spec.get("frame", "world"), name=spec.get("name"))
+    for k, spec in enumerate(rd.items(data, "moving_loads")):
+        what = f"moving load {k}"
+        path = [(rd.get(seg, "body", what), rd.numbers(seg, "start", what, 3), rd.numbers(seg, "end", what, 3))
+                for seg in rd.get(spec, "path", what)]
+        scene.add_moving_load(rd.numbers(spec, "force", what, 3), path, float(rd.get(spec, "t_start", what)),
+                              float(rd.get(spec, "t_end", what)), frame=spec.get("frame", "world"), name=spec.get("name"))
+    for k, spec in enumerate(rd.items(data, "loop_closures")):
+        _add_closure(rd, scene, k, spec)
+
+
+def _add_closure(rd: _Reader, scene: Scene, k: int, spec: dict) -> None:
+    what = f"loop closure {k}"
+    name = spec.get("name") if isinstance(spec, dict) else None
+    kind = rd.get(spec, "kind", what, "point")
+    if spec.get("frame", "world") == "world":  # the hand-written form: one world point and world axes
+        scene.add_loop_closure(spec.get("body_a"), spec.get("body_b"), rd.numbers(spec, "point", what, 3), kind=kind,
+                               axis=rd.numbers(spec, "axis", what, 3, [0.0, 0.0, 1.0]),
+                               axis_b=rd.numbers(spec, "axis_b", what, 3, None), name=name)
+        return
+    name = name or f"loop{len(scene.loop_closures)}"
+    what = f"loop closure '{name}'"
+    if kind not in LOOP_KINDS:
+        raise rd.error(what, f"unknown kind {kind!r}; expected one of {', '.join(LOOP_KINDS)}")
+    a, b = scene.body(spec.get("body_a"), what), scene.body(spec.get("body_b"), what)
+    if a == b:
+        raise rd.error(what, "constrains a body to itself")
+    axes = [rd.numbers(spec, key, what, 3, [0.0, 0.0, 1.0]) for key in ("axis_a", "axis_b")]
+    if min(np.linalg.norm(x) for x in axes) < 1e-9:
+        raise rd.error(what, "axis has zero length")
+    rest = rd.numbers(spec, "rest_rotation", what, 9, np.eye(3).ravel()).reshape(3, 3)
+    scene.loop_closures.append(LoopClosure(name, a, rd.numbers(spec, "point_a", what, 3), b, rd.numbers(spec, "point_b", what, 3),
+                                           kind, axes[0] / np.linalg.norm(axes[0]), axes[1] / np.linalg.norm(axes[1]), rest))
+
+
+def load_scene(path) -> Scene:
+    """Read a JSON scene file (str or Path); raises ModelError naming the file and element."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ModelError(f"cannot read scene file '{p}': {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ModelError(f"scene file '{p}': not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    return scene_from_dict(data, str(p))
