@@ -25,9 +25,12 @@ def register():
         bpy.utils.register_class(cls)
     properties.register_pointers()
     preview.register()
+    bpy.types.TOPBAR_MT_file_export.append(operators.menu_export)
 
 
 def unregister():
+    if hasattr(bpy.types, "TOPBAR_MT_file_export"):
+        bpy.types.TOPBAR_MT_file_export.remove(operators.menu_export)
     preview.unregister()
     properties.unregister_pointers()
     for cls in reversed(CLASSES):

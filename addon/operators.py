@@ -8,7 +8,9 @@ import time
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProperty, StringProperty
 
-from . import bake, demo, links
+from bpy_extras.io_utils import ExportHelper
+
+from . import bake, demo, links, mapping
 from .properties import CLOSURE_ITEMS
 
 from ._engine import bench, engine
@@ -259,5 +261,32 @@ class REDMAX_OT_run_benchmark(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class REDMAX_OT_export_scene(bpy.types.Operator, ExportHelper):  # type: ignore[misc]  # stubs differ on invoke
+    """Export the simulated bodies, joints, cables, springs and loop closures as a RedMax scene file
+    (JSON, docs/viewer.md), to open in the desktop viewer: python -m engine view --scene-file FILE"""
+
+    bl_idname = "redmax.export_scene"
+    bl_label = "Export RedMax Scene"
+    filename_ext = ".json"
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})  # type: ignore[valid-type]
+
+    def execute(self, context):
+        try:
+            m = mapping.build(context)
+        except mapping.MappingError as err:
+            self.report({"ERROR"}, f"RedMax export failed: {err}")
+            return {"CANCELLED"}
+        path = engine.save_scene(m.scene, self.filepath)
+        for w in m.warnings:
+            self.report({"WARNING"}, w)
+        self.report({"INFO"}, f"RedMax: scene written to {path} ({m.scene.model.n_bodies} bodies)")
+        return {"FINISHED"}
+
+
+def menu_export(self, context):
+    self.layout.operator(REDMAX_OT_export_scene.bl_idname, text="RedMax Scene (.json)")
+
+
 CLASSES = (REDMAX_OT_bake, REDMAX_OT_clear_bake, REDMAX_OT_add_cable, REDMAX_OT_add_spring,
-           REDMAX_OT_add_loop_closure, REDMAX_OT_remove_link, REDMAX_OT_add_demo_scene, REDMAX_OT_run_benchmark)
+           REDMAX_OT_add_loop_closure, REDMAX_OT_remove_link, REDMAX_OT_add_demo_scene, REDMAX_OT_run_benchmark,
+           REDMAX_OT_export_scene)

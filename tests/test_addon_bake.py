@@ -463,3 +463,16 @@ def test_follow_animation_without_an_action_names_the_armature(ctx):
     ob.redmax.simulate = ob.redmax.follow_animation = True
     with pytest.raises(RuntimeError, match="armature 'arm': Follow Animation needs an action"):
         bpy.ops.redmax.bake()
+
+
+def test_export_scene_opens_in_the_engine_and_simulates_the_same(ctx, tmp_path):
+    assert bpy.ops.redmax.add_demo_scene(scene="BRIDGE", size=7) == {"FINISHED"}
+    path = tmp_path / "bridge.json"
+    assert bpy.ops.redmax.export_scene(filepath=str(path)) == {"FINISHED"}
+    loaded = engine.load_scene(path)
+    m = mapping.build(ctx)
+    assert loaded.model.n_bodies == m.scene.model.n_bodies and len(loaded.pairs) == len(m.scene.pairs)
+    a, b = engine.Simulator(loaded, "pcg", dt=1 / 60), engine.Simulator(m.scene, "pcg", dt=1 / 60)
+    a.step(30)
+    b.step(30)
+    np.testing.assert_allclose(a.state.q, b.state.q, atol=1e-9)
