@@ -96,11 +96,17 @@ def _quat_times_exp(q, qs, w0, w1, w2, out, os):
     rx = aw * bx + ax * bw + ay * bz - az * by
     ry = aw * by - ax * bz + ay * bw + az * bx
     rz = aw * bz + ax * by - ay * bx + az * bw
-    n = math.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
-    out[os] = rw / n
-    out[os + 1] = rx / n
-    out[os + 2] = ry / n
-    out[os + 3] = rz / n
+    _store_unit_quat(rw, rx, ry, rz, out, os)
+
+
+@kernel(inline=True)
+def _store_unit_quat(w, x, y, z, out, os):
+    """out[os:os+4] = (w, x, y, z) / |(w, x, y, z)|."""
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    out[os] = w / n
+    out[os + 1] = x / n
+    out[os + 2] = y / n
+    out[os + 3] = z / n
 
 
 # ------------------------------------------------------------- joint model
@@ -319,13 +325,9 @@ def matrix_to_quat_kernel(R, out, os):
         w, x, y, z = R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], 1.0 + 2.0 * R[1, 1] - t0, R[1, 2] + R[2, 1]
     else:
         w, x, y, z = R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], 1.0 + 2.0 * R[2, 2] - t0
-    n = math.sqrt(w * w + x * x + y * y + z * z)
     if w < 0:
-        n = -n
-    out[os] = w / n
-    out[os + 1] = x / n
-    out[os + 2] = y / n
-    out[os + 3] = z / n
+        w, x, y, z = -w, -x, -y, -z
+    _store_unit_quat(w, x, y, z, out, os)
 
 
 @kernel

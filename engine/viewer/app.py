@@ -106,18 +106,15 @@ class ViewerApp:
 
     def _slider_float(self, key, label, value, lo, hi, fmt, apply, log=False) -> None:
         """A float slider whose action runs once, when the user lets go (rebuilds are not free)."""
-        shown = self._pending.get(key, value)
-        _, v = psim.SliderFloat(label, shown, lo, hi, fmt, psim.ImGuiSliderFlags_Logarithmic if log else 0)
-        self._pending[key] = v
-        if psim.IsItemDeactivatedAfterEdit():
-            self._pending.pop(key, None)
-            self._act(apply, v)
-        elif not psim.IsItemActive():
-            self._pending.pop(key, None)
+        flags = psim.ImGuiSliderFlags_Logarithmic if log else 0
+        self._slider(key, value, lambda shown: psim.SliderFloat(label, shown, lo, hi, fmt, flags), apply)
 
     def _slider_int(self, key, label, value, lo, hi, apply) -> None:
-        shown = self._pending.get(key, value)
-        _, v = psim.SliderInt(label, shown, lo, hi)
+        self._slider(key, value, lambda shown: psim.SliderInt(label, shown, lo, hi), apply)
+
+    def _slider(self, key, value, draw, apply) -> None:
+        """Show the value being dragged (kept in ``_pending``) and apply it once on release."""
+        _, v = draw(self._pending.get(key, value))
         self._pending[key] = v
         if psim.IsItemDeactivatedAfterEdit():
             self._pending.pop(key, None)
