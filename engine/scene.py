@@ -13,6 +13,7 @@ import numpy as np
 
 from . import joints as J
 from .algorithms.kinematics import link_poses
+from .contact.shapes import Ground, colliding_bodies
 from .errors import ModelError
 from .model import Model
 
@@ -90,6 +91,9 @@ class Scene:
         self._point_forces: list[tuple] = []
         self.moving_loads: list[MovingLoad] = []
         self.loop_closures: list[LoopClosure] = []
+        self.ground: Ground | None = None  # ground-plane contact (``set_ground``)
+        self.contact_bodies: list[int] | None = None  # bodies that touch the ground (None: all with shapes)
+        self.controllers: list = []  # callables fn(scene, t) run before each step (e.g. a gait moving joint_rest)
         self.metadata: dict = {}
 
     # ----------------------------------------------------------- lookup
@@ -279,6 +283,26 @@ class Scene:
         lc = LoopClosure(name, a, la, b, lb, kind, Ra.T @ ax, Rb.T @ ax2, Ra.T @ Rb)
         self.loop_closures.append(lc)
         return lc
+
+    # ----------------------------------------------------------- contact
+    def set_ground(self, height: float = 0.0, normal=(0.0, 0.0, 1.0), friction: float = 0.8,
+                   restitution: float = 0.0, *, bodies=None) -> Ground:
+        """Let the bodies' contact shapes collide with the plane normal·x = height (``engine.contact``).
+
+        friction: Coulomb μ ≥ 0; restitution e in [0, 1]; bodies: names or indices
+        (default: every body with a contact shape). Errors name a body without a shape.
+        """
+        ground = Ground(height, normal, friction, restitution)
+        colliding_bodies(self.model, bodies)  # validates every shape now, naming the body
+        self.ground = ground
+        self.contact_bodies = None if bodies is None else [self.body(b, "ground contact") for b in bodies]
+        return ground
+
+    def add_controller(self, fn) -> None:
+        """Run ``fn(scene, t)`` at the start of every step (it may change joint_rest, forces, ...)."""
+        if not callable(fn):
+            raise ModelError(f"scene '{self.name}': a controller must be callable, got {fn!r}")
+        self.controllers.append(fn)
 
     # ------------------------------------------------------ frozen arrays
     @property

@@ -1,0 +1,196 @@
+"""Contact shapes on bodies, the ground plane, and ground contact detection.
+
+A body collides when its ``shape=`` dict (``ModelBuilder.add_body``) is one of
+
+* ``{"type": "sphere", "radius": r}``
+* ``{"type": "box", "size": (sx, sy, sz)}``  (full edge lengths)
+* ``{"type": "capsule", "radius": r, "length": L, "axis": (0, 1, 0)}``  (L between the cap centres)
+
+each optionally with ``"center"`` (3,) in the link frame (default: the body's
+centre of mass), ``"rotation"`` (3, 3) of the shape axes in the link frame,
+``"friction"`` (≥ 0, overrides the ground's) and ``"collide": False`` for a
+shape that is only drawn. Sizes are metres.
+
+Detection against the plane n·x = h is exact and cheap: a sphere touches at
+its lowest point, a capsule at the lower of its two cap spheres (both when
+level), a box at its corners below the plane. Every candidate carries a
+*feature id* (corner or cap number) so a solver can warm-start a contact that
+persists from one step to the next.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import ModelError
+
+SPHERE, BOX, CAPSULE = 0, 1, 2
+SHAPE_TYPES = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE}
+_CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+
+
+@dataclass(frozen=True)
+class Ground:
+    """The plane {x : normal·x = height} with its friction coefficient μ and restitution e."""
+
+    height: float = 0.0
+    normal: tuple = (0.0, 0.0, 1.0)
+    friction: float = 0.8
+    restitution: float = 0.0
+
+    def __post_init__(self):
+        n = np.asarray(self.normal, float).reshape(-1)
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-12:
+            raise ModelError(f"ground: normal must be 3 finite numbers, not all zero; got {self.normal!r}")
+        object.__setattr__(self, "normal", tuple(float(x) for x in n / np.linalg.norm(n)))
+        for name, lo, hi in (("height", -np.inf, np.inf), ("friction", 0.0, np.inf), ("restitution", 0.0, 1.0)):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float, np.floating, np.integer)) or not np.isfinite(v) or not lo <= v <= hi:
+                bound = "≥ 0" if name == "friction" else "in [0, 1]" if name == "restitution" else "finite"
+                raise ModelError(f"ground: {name} must be {bound}, got {v!r}")
+            object.__setattr__(self, name, float(v))
+
+    @classmethod
+    def slope(cls, angle: float, *, friction: float = 0.8, restitution: float = 0.0, height: float = 0.0) -> "Ground":
+        """A plane through height·n tilted by ``angle`` (rad) about the world y axis (downhill towards +x)."""
+        return cls(height, (np.sin(angle), 0.0, np.cos(angle)), friction, restitution)
+
+
+class ContactShape(NamedTuple):
+    kind: int             # SPHERE, BOX or CAPSULE
+    center: np.ndarray    # (3,) link frame
+    rotation: np.ndarray  # (3, 3) shape axes in the link frame
+    half: np.ndarray      # (3,) box half sizes; capsule: (half length, 0, 0) along ``axis``
+    radius: float
+    axis: np.ndarray      # (3,) capsule axis in the link frame (unit)
+    friction: float       # NaN: use the ground's
+
+
+class Contacts(NamedTuple):
+    """k contact candidates: arrays body (k,), point (k, 3) world point on the body, normal (k, 3)
+    (out of the ground), depth (k,) penetration (m, positive = penetrating), feature (k,) corner or
+    cap number, friction (k,) μ."""
+
+    body: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    depth: np.ndarray
+    feature: np.ndarray
+    friction: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.body.shape[0])
+
+
+def _positive(shape: dict, key: str, where: str) -> float:
+    v = shape.get(key)
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        raise ModelError(f"{where}: '{key}' must be a positive number, got {shape.get(key)!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ModelError(f"{where}: '{key}' must be a positive number, got {v!r}")
+    return v
+
+
+def _vector(shape: dict, key: str, default, where: str) -> np.ndarray:
+    v = np.asarray(shape.get(key, default), float)
+    if v.shape != np.shape(default) or not np.all(np.isfinite(v)):
+        raise ModelError(f"{where}: '{key}' must be {np.shape(default)} finite numbers, got {shape.get(key)!r}")
+    return v
+
+
+def contact_shape(model, body: int) -> ContactShape | None:
+    """The validated contact shape of ``body`` (None: no shape, or drawn only)."""
+    shape = model.body_shapes[body]
+    if not shape or not shape.get("collide", True):
+        return None
+    where = f"body '{model.body_names[body]}' shape"
+    kind = SHAPE_TYPES.get(str(shape.get("type", "")).lower())
+    if kind is None:
+        raise ModelError(f"{where}: type must be one of {', '.join(SHAPE_TYPES)}, got {shape.get('type')!r}")
+    center = _vector(shape, "center", model.body_com[body], where)
+    rotation = _vector(shape, "rotation", np.eye(3), where)
+    if abs(np.linalg.det(rotation) - 1.0) > 1e-6 or not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-6):
+        raise ModelError(f"{where}: 'rotation' must be a rotation matrix")
+    half, radius, axis = np.zeros(3), 0.0, np.array([0.0, 1.0, 0.0])
+    if kind == BOX:
+        size = _vector(shape, "size", np.zeros(3), where)
+        if not np.all(size > 0):
+            raise ModelError(f"{where}: box 'size' must be three positive edge lengths, got {size.tolist()}")
+        half = 0.5 * size
+    else:
+        radius = _positive(shape, "radius", where)
+    if kind == CAPSULE:
+        half[0] = 0.5 * _positive(shape, "length", where)
+        axis = _vector(shape, "axis", np.array([0.0, 1.0, 0.0]), where)
+        if np.linalg.norm(axis) < 1e-12:
+            raise ModelError(f"{where}: capsule 'axis' has zero length")
+        axis = rotation @ (axis / np.linalg.norm(axis))
+    mu = shape.get("friction", np.nan)
+    if mu is not None and not (isinstance(mu, float) and np.isnan(mu)):
+        try:
+            mu = float(mu)
+        except (TypeError, ValueError):
+            mu = -1.0
+        if not (np.isfinite(mu) and mu >= 0):
+            raise ModelError(f"{where}: 'friction' must be ≥ 0, got {shape.get('friction')!r}")
+    return ContactShape(kind, center, rotation, half, radius, axis, float(np.nan if mu is None else mu))
+
+
+def colliding_bodies(model, bodies=None) -> dict:
+    """{body: ContactShape} for ``bodies`` (default: every body with a contact shape).
+
+    A body named explicitly must have a contact shape: the error names it.
+    """
+    if bodies is None:
+        found = {b: s for b in range(model.n_bodies) if (s := contact_shape(model, b)) is not None}
+        if not found:
+            raise ModelError("ground contact: no body has a contact shape (give add_body a shape= dict: "
+                             "sphere, box or capsule)")
+        return found
+    out = {}
+    for ref in bodies:
+        b = model.body_index(ref) if isinstance(ref, str) else int(ref)
+        if not 0 <= b < model.n_bodies:
+            raise ModelError(f"ground contact: no body with index {ref!r}")
+        s = contact_shape(model, b)
+        if s is None:
+            raise ModelError(f"ground contact: body '{model.body_names[b]}' has no contact shape "
+                             "(give it a shape= dict: sphere, box or capsule)")
+        out[b] = s
+    return out
+
+
+def ground_contacts(model, R_link, p_link, ground: Ground, margin: float = 0.0, shapes: dict | None = None) -> Contacts:
+    """Contacts of the bodies' shapes with ``ground`` at link poses R_link (n, 3, 3), p_link (n, 3).
+
+    Candidates closer than ``margin`` (m) are kept too (depth ≥ −margin), so a
+    solver sees a contact one step before it closes. ``shapes``: from
+    ``colliding_bodies`` (default: all bodies with shapes).
+    """
+    shapes = colliding_bodies(model) if shapes is None else shapes
+    n = np.asarray(ground.normal)
+    body, point, depth, feature, mu = [], [], [], [], []
+    for b, s in shapes.items():
+        R, c = R_link[b], p_link[b] + R_link[b] @ s.center
+        if s.kind == SPHERE:
+            pts, feats, r = c[None, :], np.array([0]), s.radius
+        elif s.kind == CAPSULE:
+            a = R @ s.axis * s.half[0]
+            pts, feats, r = np.stack([c - a, c + a]), np.array([0, 1]), s.radius
+        else:
+            pts, feats, r = c + (_CORNERS * s.half) @ (R @ s.rotation).T, np.arange(8), 0.0
+        d = ground.height - pts @ n + r
+        keep = d >= -margin
+        for x, dd, f in zip(pts[keep], d[keep], feats[keep]):
+            body.append(b)
+            point.append(x - r * n)
+            depth.append(dd)
+            feature.append(f)
+            mu.append(ground.friction if np.isnan(s.friction) else s.friction)
+    k = len(body)
+    return Contacts(np.array(body, np.int64), np.array(point, float).reshape(k, 3), np.tile(n, (k, 1)),
+                    np.array(depth, float), np.array(feature, np.int64), np.array(mu, float))
