@@ -47,6 +47,12 @@ class Simulator:
     ``"baraff"``: maximal coordinates with Lagrange multipliers (seed 002; gravity, joints and loop
     closures only), options ``method`` (``"sparse"``, ``"dense"``, ``"naive"``), ``integrator``,
     ``alpha``/``beta`` (Baumgarte), ``post_stabilize`` — see ``engine.solvers.baraff``.
+
+    A scene with a ground (``scene.set_ground``) gets contact impulses with friction after each
+    step's velocity solve (``engine.contact``; explicit and RedMax solvers): ``contact_method``
+    (``"minv"``, the Θ(n²) inverse, default; or ``"cholesky"``), ``contact_threads`` (numba threads
+    of the inverse), ``contact_options`` (dict for ``GroundContact``: ``max_iter``, ``tol``,
+    ``margin``, ``baumgarte``, ``slop``). ``scene.controllers`` run before every step.
     """
 
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
@@ -62,6 +68,9 @@ class Simulator:
         self.dt = float(dt)
         self.state = State(scene.q0.copy(), scene.qd0.copy(), 0.0)
         self.stats = SimulationStats()
+        contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
+                   **options.pop("contact_options", {})}
+        self.contact = None
         if solver == "baraff":
             from .solvers.baraff import SceneStepper
 
@@ -70,12 +79,21 @@ class Simulator:
             self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
         if solver == "explicit" and scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
+        if scene.ground is not None and solver != "hard-constraints":  # that solver handles its own contacts
+            if solver == "baraff":
+                raise ValueError("the 'baraff' solver has no ground contact; use 'pcg', 'direct', 'dense' or 'explicit'")
+            from .contact.handler import GroundContact
+
+            self.contact = GroundContact(scene, self.dt, **contact)
+            self._stepper.velocity_filter = self.contact.apply
 
     def step(self, n: int = 1) -> State:
         """Advance n steps; raises SimulationError (naming the step and quantity) on divergence."""
         t0 = time.perf_counter()
         for _ in range(int(n)):
             s = self.state
+            for controller in self.scene.controllers:
+                controller(self.scene, s.t)
             if self.solver == "explicit":
                 q, qd = self._explicit_step(s.q, s.qd, s.t)
                 its = total = 0
@@ -100,6 +118,8 @@ class Simulator:
         qdd = np.empty(model.nv)
         aba_kernel(model.tree, q, qd, tau, f, ws, qdd)
         qd_new = qd + self.dt * qdd
+        if st.velocity_filter is not None:
+            qd_new = st.velocity_filter(q, qd_new)
         return integrate(model, q, qd_new, self.dt), qd_new
 
     def _check(self, q, qd):

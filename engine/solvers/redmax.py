@@ -216,6 +216,7 @@ class RedMaxStepper:
         self._csc = None
         self.last_iterations = 0
         self.constraint_error = 0.0
+        self.velocity_filter = None  # v⁺ = filter(q, v*) before the position update (ground contact)
 
     # ------------------------------------------------------------ forces
     def reduced_forces(self, q):
@@ -401,6 +402,8 @@ class RedMaxStepper:
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
         self.qd_guess = qd_new
+        if self.velocity_filter is not None:
+            qd_new = self.velocity_filter(q, qd_new)
         q_new = _integrate(model, q, qd_new, h)
         if closures and self.post_stabilize:
             q_new = self._project(q_new)

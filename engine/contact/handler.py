@@ -1,0 +1,91 @@
+"""Ground contact inside a time step: detect at q, then correct the step's new velocity.
+
+``GroundContact.apply(q, v)`` takes the unconstrained end-of-step velocity v*
+of any reduced-coordinate stepper (explicit or RedMax) and returns
+
+    v⁺ = v* + M⁻¹ Jᵀ λ,
+
+λ from ``pgs`` on the contact-space inertia of ``space``; the stepper then moves
+q with v⁺ (semi-implicit Euler). The normal target velocity per contact is
+
+* a gap still open (depth < 0, within ``margin``): u_n ≥ depth / h — the contact
+  may close during the step but not overshoot (speculative contact, no tunnelling);
+* touching: u_n ≥ β (depth − slop) / h — Baumgarte push-out of penetration beyond
+  ``slop`` at rate β;
+* an impact (approaching faster than ``bounce_speed`` and touching, or about to
+  cross the gap within the step): at least −e·u_n*, restitution e.
+
+Impulses are warm-started from the previous step by (body, feature) and
+``last`` keeps the step's contacts, impulses and sweeps for tests and stats.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..algorithms.kinematics import link_poses
+from .jacobian import ancestor_dofs, contact_jacobian
+from .pgs import solve_contacts
+from .shapes import Contacts, colliding_bodies, ground_contacts
+from .space import METHODS, ContactSpace
+
+
+@dataclass
+class ContactStep:
+    contacts: Contacts
+    impulses: np.ndarray  # (3k,) (λ_n, λ_t1, λ_t2) per contact, N·s
+    sweeps: int
+    A: np.ndarray         # contact-space inertia (3k, 3k)
+
+
+class GroundContact:
+    """Contact of a scene's shapes with ``scene.ground``; ``method`` ``"minv"`` or ``"cholesky"``."""
+
+    def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
+                 tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
+                 bounce_speed: float = 0.1):
+        if method not in METHODS:
+            raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
+        if scene.ground is None:
+            raise ValueError(f"scene '{scene.name}' has no ground (call scene.set_ground())")
+        self.model = scene.model
+        self.ground = scene.ground
+        self.shapes = colliding_bodies(self.model, scene.contact_bodies)
+        self.dt = float(dt)
+        self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
+        self.margin = 0.02 if margin is None else float(margin)
+        self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
+        self._ancestors = ancestor_dofs(self.model)
+        self._warm: dict = {}
+        self.last: ContactStep | None = None
+
+    def detect(self, q) -> Contacts:
+        R, p = link_poses(self.model, q)
+        return ground_contacts(self.model, R, p, self.ground, self.margin, self.shapes)
+
+    def normal_targets(self, contacts: Contacts, u_n_free: np.ndarray) -> np.ndarray:
+        h, d = self.dt, contacts.depth
+        push = self.baumgarte * np.maximum(d - self.slop, 0.0) / h
+        target = np.where(d < 0.0, d / h, push)
+        # an impact this step (touching, or a gap the free motion would cross) bounces back at e·|u_n|
+        impact = (u_n_free < -self.bounce_speed) & (u_n_free * h < np.minimum(d, 0.0))
+        return np.where(impact, np.maximum(target, -self.ground.restitution * u_n_free), target)
+
+    def apply(self, q, v) -> np.ndarray:
+        """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q."""
+        contacts = self.detect(q)
+        k = len(contacts)
+        if k == 0:
+            self.last, self._warm = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0))), {}
+            return v
+        J = contact_jacobian(self.model, q, contacts, self._ancestors)
+        space = ContactSpace(self.model, q, J, self.method, self.threads)
+        u_free = J @ v
+        keys = list(zip(contacts.body.tolist(), contacts.feature.tolist()))
+        lam0 = np.concatenate([self._warm.get(key, np.zeros(3)) for key in keys])
+        lam, _, sweeps = solve_contacts(space.A, u_free, self.normal_targets(contacts, u_free[0::3]),
+                                        contacts.friction, lam0, max_iter=self.max_iter, tol=self.tol)
+        self._warm = {key: lam[3 * c:3 * c + 3].copy() for c, key in enumerate(keys)}
+        self.last = ContactStep(contacts, lam, sweeps, space.A)
+        return v + space.response(lam)

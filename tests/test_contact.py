@@ -1,0 +1,201 @@
+"""Ground contact through the contact-space inertia (seed 004): Jacobians, both contact-matrix
+methods, the friction cone, resting and sliding boxes, restitution, and bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import engine
+from engine.algorithms.kinematics import link_poses
+from engine.contact import Contacts, Ground, ground_contacts
+from engine.contact.jacobian import contact_jacobian
+from engine.contact.pgs import solve_contacts
+from engine.contact.space import ContactSpace
+from engine.errors import ModelError
+from engine.geometry import box_inertia
+from engine.integrators import integrate
+from engine.scene import Scene
+
+from trees import random_trees, rel_err
+
+BOX = (0.2, 0.1, 0.1)
+
+
+def random_contacts(model, rng, k):
+    n = rng.normal(size=(k, 3))
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    return Contacts(rng.integers(0, model.n_bodies, k), rng.normal(size=(k, 3)), n, rng.uniform(-0.01, 0.01, k),
+                    np.arange(k), rng.uniform(0.1, 1.0, k))
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_trees(max_bodies=8))
+def test_contact_jacobian_is_the_point_velocity(tree):
+    """Row 3c of J·v is n·ẋ of the contact point moving with its body (central differences of FK)."""
+    model, rng = tree
+    q, v = model.random_q(rng) if hasattr(model, "random_q") else model.neutral_q(), rng.normal(size=model.nv)
+    contacts = random_contacts(model, rng, 4)
+    J = contact_jacobian(model, q, contacts)
+    R, p = link_poses(model, q)
+    local = [R[b].T @ (x - p[b]) for b, x in zip(contacts.body, contacts.point)]
+    eps = 1e-6
+    Rp, pp = link_poses(model, integrate(model, q, v, eps))
+    Rm, pm = link_poses(model, integrate(model, q, v, -eps))
+    for c, b in enumerate(contacts.body):
+        xdot = ((pp[b] + Rp[b] @ local[c]) - (pm[b] + Rm[b] @ local[c])) / (2 * eps)
+        assert abs(J[3 * c] @ v - contacts.normal[c] @ xdot) < 1e-6 * max(1.0, np.abs(xdot).max())
+        t1, t2 = J[3 * c + 1] @ v, J[3 * c + 2] @ v
+        tangential = xdot - (contacts.normal[c] @ xdot) * contacts.normal[c]
+        assert abs(np.hypot(t1, t2) - np.linalg.norm(tangential)) < 1e-6 * max(1.0, np.abs(xdot).max())
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_trees(max_bodies=9))
+def test_minv_and_cholesky_give_the_same_impulses(tree):
+    """Acceptance 1: A = J M⁻¹ Jᵀ by the Θ(n²) inverse and by CRBA + Cholesky, then the same
+    impulses (1e-8 relative) and the same velocity change."""
+    model, rng = tree
+    q = model.neutral_q()
+    # no more contact rows than dofs: A is then (generically) definite and the impulses unique
+    contacts = random_contacts(model, rng, int(rng.integers(1, max(1, model.nv // 3) + 1)))
+    J = contact_jacobian(model, q, contacts)
+    v = rng.normal(size=model.nv)
+    out = {}
+    for method in ("minv", "cholesky"):
+        space = ContactSpace(model, q, J, method)
+        if method == "minv" and np.linalg.cond(space.A) > 1e6:
+            return  # a contact on a body with too few dofs: impulses not unique
+        lam, _, _ = solve_contacts(space.A, J @ v, np.zeros(len(contacts)), contacts.friction, max_iter=20000,
+                                   tol=1e-14)
+        out[method] = space.A, lam, space.response(lam)
+    for a, b in zip(out["minv"], out["cholesky"]):
+        assert rel_err(a, b) < 1e-8
+
+
+def test_threaded_inverse_gives_the_same_contact_space():
+    model = engine.random_tree(30, branching=0.3, seed=3, floating_base=True)
+    rng = np.random.default_rng(0)
+    q = model.neutral_q()
+    J = contact_jacobian(model, q, random_contacts(model, rng, 5))
+    assert rel_err(ContactSpace(model, q, J, "minv", threads=2).A, ContactSpace(model, q, J, "minv").A) < 1e-12
+
+
+def test_pgs_solution_is_a_coulomb_contact():
+    """Complementarity, the friction cone and maximal dissipation at the converged impulses."""
+    rng = np.random.default_rng(1)
+    model = engine.random_tree(6, branching="chain", seed=2, floating_base=True)
+    q = model.neutral_q()
+    contacts = random_contacts(model, rng, 3)
+    J = contact_jacobian(model, q, contacts)
+    A = ContactSpace(model, q, J).A
+    u_free = J @ rng.normal(size=model.nv) - 1.0 * np.repeat([1.0, 0.0, 0.0], 1)[None].repeat(3, 0).ravel()
+    lam, u, sweeps = solve_contacts(A, u_free, np.zeros(3), contacts.friction, max_iter=20000, tol=1e-13)
+    assert np.allclose(u, u_free + A @ lam, atol=1e-9)
+    for c in range(3):
+        ln, lt, un, ut = lam[3 * c], lam[3 * c + 1:3 * c + 3], u[3 * c], u[3 * c + 1:3 * c + 3]
+        assert ln >= 0 and un >= -1e-7 and abs(ln * un) < 1e-7
+        assert np.linalg.norm(lt) <= contacts.friction[c] * ln + 1e-12
+        if np.linalg.norm(ut) > 1e-6:  # sliding: friction saturated and opposite the slip
+            assert np.linalg.norm(lt) == pytest.approx(contacts.friction[c] * ln, rel=1e-6)
+            assert lt @ ut == pytest.approx(-np.linalg.norm(lt) * np.linalg.norm(ut), rel=1e-5)
+
+
+def box_scene(angle=0.0, friction=0.5, lift=0.0, restitution=0.0, shape=None):
+    b = engine.ModelBuilder()
+    b.add_body("box", joint="free", mass=2.0, inertia=box_inertia(2.0, BOX), shape=shape or {"type": "box", "size": BOX})
+    model = b.finalize()
+    q = model.neutral_q()
+    q[3:7] = [np.cos(angle / 2), 0.0, np.sin(angle / 2), 0.0]  # box axes along the slope
+    normal = np.array([np.sin(angle), 0.0, np.cos(angle)])
+    q[:3] = normal * (0.5 * BOX[2] + lift)
+    scene = Scene(model, name="box", q0=q)
+    scene.set_ground(normal=normal, friction=friction, restitution=restitution)
+    return scene
+
+
+@pytest.mark.parametrize("method", ["minv", "cholesky"])
+def test_dropped_box_comes_to_rest_without_sinking_or_drifting(method):
+    sim = engine.Simulator(box_scene(lift=0.2), "explicit", dt=1 / 240, contact_method=method)
+    lowest = np.inf
+    for _ in range(480):
+        sim.step()
+        R, p = link_poses(sim.model, sim.state.q)
+        corners = ground_contacts(sim.model, R, p, sim.scene.ground, margin=1.0).depth
+        lowest = min(lowest, -corners.max())
+    assert lowest > -1e-3  # never more than 1 mm into the ground
+    x = sim.state.q[:3].copy()
+    sim.step(480)  # two more seconds at rest
+    assert np.abs(sim.state.q[:2] - x[:2]).max() < 1e-9 and abs(sim.state.q[2] - x[2]) < 1e-6
+    assert np.abs(sim.state.qd).max() < 1e-8
+    assert sim.state.q[2] == pytest.approx(0.5 * BOX[2], abs=1e-3)
+
+
+def test_box_sticks_below_the_friction_angle_and_slides_above():
+    mu = 0.5  # friction angle atan(0.5) = 26.6°
+    sim = engine.Simulator(box_scene(np.radians(20.0), mu), "explicit", dt=1 / 240)
+    x0 = sim.state.q[:3].copy()
+    sim.step(240)
+    assert np.linalg.norm(sim.state.q[:3] - x0) < 1e-9
+    a = np.radians(35.0)
+    sim = engine.Simulator(box_scene(a, mu), "pcg", dt=1 / 240)
+    x0 = sim.state.q[:3].copy()
+    sim.step(240)
+    downhill = np.array([np.cos(a), 0.0, -np.sin(a)])
+    expected = 0.5 * 9.81 * (np.sin(a) - mu * np.cos(a)) * (1 + 1 / 240)  # semi-implicit Euler's sum
+    assert (sim.state.q[:3] - x0) @ downhill == pytest.approx(expected, rel=2e-3)
+
+
+def test_restitution_bounces_a_ball():
+    shape = {"type": "sphere", "radius": 0.05}
+    scene = box_scene(lift=0.5 - 0.05 + 0.05, restitution=0.5, shape=shape)
+    sim = engine.Simulator(scene, "explicit", dt=1 / 1000)
+    heights, rising = [], False
+    for _ in range(1500):
+        vz = sim.state.qd[5]
+        sim.step()
+        if vz < 0 <= sim.state.qd[5]:
+            rising = True
+        if rising and sim.state.qd[5] < 0:
+            heights.append(sim.state.q[2] - 0.05)
+            break
+    assert heights and heights[0] == pytest.approx(0.25 * 0.5, rel=0.05)  # e² of the drop height
+
+
+def test_capsule_touches_with_both_caps_when_level():
+    b = engine.ModelBuilder()
+    b.add_body("rod", joint="free", shape={"type": "capsule", "radius": 0.02, "length": 0.3, "axis": (1, 0, 0)})
+    model = b.finalize()
+    q = model.neutral_q()
+    q[2] = 0.019
+    R, p = link_poses(model, q)
+    c = ground_contacts(model, R, p, Ground())
+    assert len(c) == 2 and np.allclose(c.depth, 0.001) and np.allclose(sorted(c.point[:, 0]), [-0.15, 0.15])
+
+
+def test_bad_contact_input_is_named():
+    b = engine.ModelBuilder()
+    b.add_body("torso", joint="free")
+    b.add_body("foot", parent="torso", joint="revolute", shape={"type": "sphere", "radius": 0.05})
+    b.add_body("hand", parent="torso", joint="revolute", shape={"type": "sphere", "radius": -1})
+    model = b.finalize()
+    scene = Scene(model)
+    with pytest.raises(ModelError, match="body 'torso' has no contact shape"):
+        scene.set_ground(bodies=["torso"])
+    with pytest.raises(ModelError, match="friction must be ≥ 0, got -0.2"):
+        scene.set_ground(friction=-0.2, bodies=["foot"])
+    with pytest.raises(ModelError, match="body 'hand' shape: 'radius' must be a positive number"):
+        scene.set_ground()
+    with pytest.raises(ModelError, match="restitution must be in"):
+        Ground(restitution=1.5)
+    with pytest.raises(ModelError, match="normal"):
+        Ground(normal=(0, 0, 0))
+    b = engine.ModelBuilder()
+    b.add_body("plain", joint="free")
+    with pytest.raises(ModelError, match="no body has a contact shape"):
+        Scene(b.finalize()).set_ground()
+    scene = box_scene()
+    with pytest.raises(ValueError, match="contact_method must be one of minv, cholesky"):
+        engine.Simulator(scene, "pcg", contact_method="lu")
+    with pytest.raises(ValueError, match="'baraff' solver has no ground contact"):
+        engine.Simulator(scene, "baraff")
