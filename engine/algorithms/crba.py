@@ -6,7 +6,7 @@ import numpy as np
 from .._jit import kernel
 from ..spatial import copy_inertia, add_transformed_inertia, inertia_times, transform_force_transpose
 from ._checks import as_q
-from .kinematics import joint_pass
+from .kinematics import _kinematics_kernel, joint_pass
 
 
 @kernel
@@ -75,9 +75,18 @@ def composite_inertia_matrix(tree, ws, inertia, M, values, positions):
                     store_symmetric(M, values, positions, vs + d, ws_j + e, s)
 
 
-def crba(model, q) -> np.ndarray:
-    """Joint-space inertia matrix M(q): (nv, nv) symmetric positive definite (kg, kg·m, kg·m²)."""
+def crba(model, q, *, inertia=None) -> np.ndarray:
+    """Joint-space inertia matrix M(q): (nv, nv) symmetric positive definite (kg, kg·m, kg·m²).
+
+    inertia: optional (n, 6, 6) per-body blocks in link frames replacing the bodies' spatial
+    inertias (e.g. RedMax's M̃ blocks with damping and stiffness, Eq. 2.14).
+    """
     q = as_q(model, q)
     M = np.zeros((model.nv, model.nv))
-    crba_kernel(model.tree, q, model.data, M)
+    if inertia is None:
+        crba_kernel(model.tree, q, model.data, M)
+    else:
+        _kinematics_kernel(model.tree, q, model.data)
+        composite_inertia_matrix(model.tree, model.data, np.ascontiguousarray(inertia, dtype=float), M,
+                                 np.zeros(0), np.zeros((0, 0), dtype=np.int64))
     return M

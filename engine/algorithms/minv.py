@@ -150,7 +150,7 @@ def minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv):
             i = tree.parent[i]
 
 
-def prepare_minv(tree, q, ws, s_w, U_w):
+def prepare_minv(tree, q, ws, s_w, U_w, inertia=None, joint_diag=None):
     """The O(n) part: kinematics, articulated inertias, world axes s, U = I^A s and D⁻¹.
 
     Separate kernel launches on purpose: numba re-optimizes every callee inside
@@ -158,7 +158,8 @@ def prepare_minv(tree, q, ws, s_w, U_w):
     """
     joint_pass(tree, q, ws)
     world_pass(tree, ws)
-    articulated_inertia_pass(tree, ws, tree.link_inertia, ws.zero_nv)
+    articulated_inertia_pass(tree, ws, tree.link_inertia if inertia is None else inertia,
+                             ws.zero_nv if joint_diag is None else joint_diag)
     world_articulated_quantities(tree, ws, s_w, U_w)
 
 
@@ -191,11 +192,13 @@ def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, n_chunks):
             minv_columns(tree, s_w, U_w, Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
 
 
-def minv(model, q, *, threads: int = 1) -> np.ndarray:
+def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None) -> np.ndarray:
     """M(q)⁻¹ (nv, nv) by Drumwright's Θ(n²) impulse propagation (seed 004, Alg. 1–2).
 
     q: (nq,). threads > 1 splits the columns over that many numba threads.
-    Since M⁻¹ is symmetric, row k is written with column k.
+    Since M⁻¹ is symmetric, row k is written with column k. Optional inertia (n, 6, 6)
+    link-frame blocks replacing the bodies' inertias and joint_diag (nv,) added to the joint
+    space (an armature: D = Sᵀ Iᴬ S + diag) give (M' + diag)⁻¹ the same way, M' = crba(inertia).
     """
     q = as_q(model, q)
     nv = model.nv
@@ -203,7 +206,11 @@ def minv(model, q, *, threads: int = 1) -> np.ndarray:
     s_w = np.empty((nv, 6))
     U_w = np.empty((nv, 6))
     ws = model.data
-    prepare_minv(model.tree, q, ws, s_w, U_w)
+    if inertia is not None:
+        inertia = np.ascontiguousarray(inertia, dtype=float)
+    if joint_diag is not None:
+        joint_diag = np.ascontiguousarray(joint_diag, dtype=float)
+    prepare_minv(model.tree, q, ws, s_w, U_w, inertia, joint_diag)
     if threads > 1:
         minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, int(threads))
     else:

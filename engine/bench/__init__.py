@@ -11,10 +11,11 @@ from pathlib import Path
 from . import report
 from .algorithms import run_algorithms
 from .baraff import run_baraff
+from .minv import run_minv
 from .redmax import run_redmax
 from .spd import run_spd
 
-SUITES = {"algorithms": run_algorithms, "redmax": run_redmax, "spd": run_spd, "baraff": run_baraff}
+SUITES = {"algorithms": run_algorithms, "redmax": run_redmax, "spd": run_spd, "baraff": run_baraff, "minv": run_minv}
 
 
 def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) -> dict:

@@ -20,6 +20,7 @@ Impulses are warm-started from the previous step by (body, feature) and
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,7 @@ class GroundContact:
         self._ancestors = ancestor_dofs(self.model)
         self._warm: dict = {}
         self.last: ContactStep | None = None
+        self.seconds = {"detect": 0.0, "jacobian": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
 
     def detect(self, q) -> Contacts:
         R, p = link_poses(self.model, q)
@@ -72,15 +74,23 @@ class GroundContact:
         impact = (u_n_free < -self.bounce_speed) & (u_n_free * h < np.minimum(d, 0.0))
         return np.where(impact, np.maximum(target, -self.ground.restitution * u_n_free), target)
 
-    def apply(self, q, v) -> np.ndarray:
-        """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q."""
+    def apply(self, q, v, inertia=None, joint_diag=None) -> np.ndarray:
+        """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q; ``inertia``/``joint_diag``:
+        the step's own metric M̃ (see ``space``), M when omitted."""
+        t0 = time.perf_counter()
         contacts = self.detect(q)
         k = len(contacts)
+        t1 = time.perf_counter()
+        self.seconds["detect"] += t1 - t0
         if k == 0:
             self.last, self._warm = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0))), {}
             return v
         J = contact_jacobian(self.model, q, contacts, self._ancestors)
-        space = ContactSpace(self.model, q, J, self.method, self.threads)
+        t2 = time.perf_counter()
+        space = ContactSpace(self.model, q, J, self.method, self.threads, inertia, joint_diag)
+        t3 = time.perf_counter()
+        self.seconds["jacobian"] += t2 - t1
+        self.seconds["space"] += t3 - t2
         u_free = J @ v
         keys = list(zip(contacts.body.tolist(), contacts.feature.tolist()))
         lam0 = np.concatenate([self._warm.get(key, np.zeros(3)) for key in keys])
@@ -88,4 +98,6 @@ class GroundContact:
                                         contacts.friction, lam0, max_iter=self.max_iter, tol=self.tol)
         self._warm = {key: lam[3 * c:3 * c + 3].copy() for c, key in enumerate(keys)}
         self.last = ContactStep(contacts, lam, sweeps, space.A)
-        return v + space.response(lam)
+        v_new = v + space.response(lam)
+        self.seconds["pgs"] += time.perf_counter() - t3
+        return v_new

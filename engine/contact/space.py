@@ -8,6 +8,12 @@ Two ways to get there, selectable and equal to round-off (seed 004, §6.3):
   response L⁻ᵀ (X λ): O(n³) for the factor.
 
 Both give A exactly symmetric (symmetrized) so the solver sees the same problem.
+
+The metric need not be M: a linearly implicit step moves with M̃ = M + h D + h² K, and
+contact impulses must use the same operator or a resting contact settles where the
+springs and the contact disagree. ``inertia`` (n, 6, 6) link-frame blocks and
+``joint_diag`` (nv,) give M̃ for everything the tree can carry (joint springs and
+damping, body damping, springs' own blocks); both methods accept them.
 """
 from __future__ import annotations
 
@@ -23,15 +29,18 @@ METHODS = ("minv", "cholesky")
 class ContactSpace:
     """A (3k, 3k) and ``response(λ) -> M⁻¹ Jᵀ λ`` (nv,) for contact Jacobian J (3k, nv) at q."""
 
-    def __init__(self, model, q, J: np.ndarray, method: str = "minv", threads: int = 1):
+    def __init__(self, model, q, J: np.ndarray, method: str = "minv", threads: int = 1, inertia=None,
+                 joint_diag=None):
         if method not in METHODS:
             raise ValueError(f"contact method must be one of {', '.join(METHODS)}, got {method!r}")
         self.method = method
         if method == "minv":
-            self._W = minv(model, q, threads=threads) @ J.T  # M⁻¹ Jᵀ
+            self._W = minv(model, q, threads=threads, inertia=inertia, joint_diag=joint_diag) @ J.T  # M⁻¹ Jᵀ
             A = J @ self._W
         else:
-            M = crba(model, q)
+            M = crba(model, q, inertia=inertia)
+            if joint_diag is not None:
+                M[np.diag_indices_from(M)] += joint_diag
             try:
                 self._L = scipy.linalg.cholesky(M, lower=True, check_finite=False)
             except np.linalg.LinAlgError:

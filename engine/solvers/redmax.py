@@ -403,7 +403,7 @@ class RedMaxStepper:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
         self.qd_guess = qd_new
         if self.velocity_filter is not None:
-            qd_new = self.velocity_filter(q, qd_new)
+            qd_new = self.velocity_filter(q, qd_new, self.A, self._r)  # contact in the step's metric M̃
         q_new = _integrate(model, q, qd_new, h)
         if closures and self.post_stabilize:
             q_new = self._project(q_new)
