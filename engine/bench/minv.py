@@ -10,7 +10,8 @@
 * ``centipede`` (Fig. 4): seconds per simulation step of the walking centipede
   (``engine.scenes.centipede``, RedMax PCG step + ground contact) for segments
   5 … 150, with the contact-space inertia J M⁻¹ Jᵀ from ``minv`` (1 and 2
-  threads) or from CRBA + Cholesky (``engine.contact.space``). ``iterations`` is
+  threads), from CRBA + Cholesky, or from ``impulse`` — the seed's propagation run on
+  the contacts' test impulses only, Θ(n k) (``engine.contact.space``). ``iterations`` is
   the mean number of PGS sweeps; the share of the step spent on the contact-space
   matrices is reported too.
 
@@ -30,7 +31,8 @@ SUITE = "minv"
 MIN_FIT = 64
 INVERSE_SIZES, INVERSE_QUICK = (16, 32, 64, 128, 256, 512, 1024), (16, 64, 256)
 SEGMENTS, SEGMENTS_QUICK = (5, 10, 25, 50, 100, 150), (3, 6)
-CONTACT_METHODS = (("minv", "minv", 1), ("minv_2threads", "minv", 2), ("cholesky", "cholesky", 1))
+CONTACT_METHODS = (("minv", "minv", 1), ("minv_2threads", "minv", 2), ("cholesky", "cholesky", 1),
+                   ("impulse", "impulse", 1))
 
 
 def _inverse_case(scene: str, n: int):
@@ -100,8 +102,11 @@ def _ratios_text(rows) -> str:
                      f"{g['minv_2threads'].seconds_per_step * 1e3:.3g}", f"{g['cholesky'].seconds_per_step * 1e3:.3g}",
                      f"{g['cholesky'].seconds_per_step / m.seconds_per_step:.2f}",
                      f"{g['cholesky'].seconds_per_step / g['minv_2threads'].seconds_per_step:.2f}",
+                     f"{g['impulse'].seconds_per_step * 1e3:.3g}",
+                     f"{g['cholesky'].seconds_per_step / g['impulse'].seconds_per_step:.2f}",
                      f"{m.extra['contact_space_share']:.0%} / {g['cholesky'].extra['contact_space_share']:.0%}"])
     out.append("## Centipede, seconds per step (Fig. 4)\n\n" + markdown_table(
         ["segments", "dofs", "contacts", "minv (ms)", "minv 2 threads (ms)", "cholesky (ms)", "cholesky / minv",
-         "cholesky / minv 2 threads", "contact-space share minv / cholesky"], body) + "\n")
+         "cholesky / minv 2 threads", "impulse (ms)", "cholesky / impulse",
+         "contact-space share minv / cholesky"], body) + "\n")
     return "\n".join(out)

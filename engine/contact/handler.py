@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.kinematics import link_poses
-from .jacobian import ancestor_dofs, contact_jacobian
+from .jacobian import ancestor_dofs
 from .pgs import solve_contacts
-from .shapes import Contacts, colliding_bodies, ground_contacts
+from .shapes import Contacts, candidate_points, colliding_bodies, ground_contacts
 from .space import METHODS, ContactSpace
 
 
@@ -41,7 +41,8 @@ class ContactStep:
 
 
 class GroundContact:
-    """Contact of a scene's shapes with ``scene.ground``; ``method`` ``"minv"`` or ``"cholesky"``."""
+    """Contact of a scene's shapes with ``scene.ground``; ``method``: ``"minv"``, ``"cholesky"`` or
+    ``"impulse"`` (``space``)."""
 
     def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
@@ -53,6 +54,7 @@ class GroundContact:
         self.model = scene.model
         self.ground = scene.ground
         self.shapes = colliding_bodies(self.model, scene.contact_bodies)
+        self._points = candidate_points(self.shapes)
         self.dt = float(dt)
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
         self.margin = 0.02 if margin is None else float(margin)
@@ -60,11 +62,11 @@ class GroundContact:
         self._ancestors = ancestor_dofs(self.model)
         self._warm: dict = {}
         self.last: ContactStep | None = None
-        self.seconds = {"detect": 0.0, "jacobian": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
+        self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
 
     def detect(self, q) -> Contacts:
         R, p = link_poses(self.model, q)
-        return ground_contacts(self.model, R, p, self.ground, self.margin, self.shapes)
+        return ground_contacts(self.model, R, p, self.ground, self.margin, points=self._points)
 
     def normal_targets(self, contacts: Contacts, u_n_free: np.ndarray) -> np.ndarray:
         h, d = self.dt, contacts.depth
@@ -85,13 +87,10 @@ class GroundContact:
         if k == 0:
             self.last, self._warm = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0))), {}
             return v
-        J = contact_jacobian(self.model, q, contacts, self._ancestors)
-        t2 = time.perf_counter()
-        space = ContactSpace(self.model, q, J, self.method, self.threads, inertia, joint_diag)
+        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self._ancestors)
         t3 = time.perf_counter()
-        self.seconds["jacobian"] += t2 - t1
-        self.seconds["space"] += t3 - t2
-        u_free = J @ v
+        self.seconds["space"] += t3 - t1
+        u_free = space.velocity(v)
         keys = list(zip(contacts.body.tolist(), contacts.feature.tolist()))
         lam0 = np.concatenate([self._warm.get(key, np.zeros(3)) for key in keys])
         lam, _, sweeps = solve_contacts(space.A, u_free, self.normal_targets(contacts, u_free[0::3]),

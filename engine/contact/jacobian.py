@@ -41,6 +41,11 @@ def tangent_basis(n: np.ndarray) -> np.ndarray:
     return np.stack([t1, np.cross(n, t1)], axis=1)
 
 
+def contact_directions(normal: np.ndarray) -> np.ndarray:
+    """(k, 3, 3): rows n, t₁, t₂ of every contact's frame."""
+    return np.ascontiguousarray(np.concatenate([normal[:, None, :], tangent_basis(normal)], axis=1))
+
+
 def contact_jacobian(model, q, contacts, ancestors=None) -> np.ndarray:
     """J (3k, nv) for k contacts at configuration q: rows (n, t₁, t₂) of each contact."""
     ancestors = ancestor_dofs(model) if ancestors is None else ancestors
@@ -49,7 +54,7 @@ def contact_jacobian(model, q, contacts, ancestors=None) -> np.ndarray:
     s_w = np.empty((model.nv, 6))
     world_axes(model.tree, ws, s_w)
     k = len(contacts)
-    dirs = np.concatenate([contacts.normal[:, None, :], tangent_basis(contacts.normal)], axis=1)  # (k, 3, 3)
+    dirs = contact_directions(contacts.normal)
     J = np.zeros((3 * k, model.nv))
     for c in range(k):
         cols = ancestors[contacts.body[c]]

@@ -164,33 +164,43 @@ def colliding_bodies(model, bodies=None) -> dict:
     return out
 
 
-def ground_contacts(model, R_link, p_link, ground: Ground, margin: float = 0.0, shapes: dict | None = None) -> Contacts:
+def candidate_points(shapes: dict):
+    """Per shape kind, link-frame test points: (bodies (m,), local points (m, 3), radius (m,), feature (m,))."""
+    body, local, radius, feature, mu = [], [], [], [], []
+    for b, s in shapes.items():
+        if s.kind == SPHERE:
+            pts, feats, r = s.center[None, :], [0], s.radius
+        elif s.kind == CAPSULE:
+            a = s.axis * s.half[0]
+            pts, feats, r = np.stack([s.center - a, s.center + a]), [0, 1], s.radius
+        else:
+            pts, feats, r = s.center + (_CORNERS * s.half) @ s.rotation.T, list(range(8)), 0.0
+        body += [b] * len(feats)
+        local.append(pts)
+        radius += [r] * len(feats)
+        feature += feats
+        mu += [s.friction] * len(feats)
+    return (np.array(body, np.int64), np.concatenate(local).reshape(-1, 3), np.array(radius, float),
+            np.array(feature, np.int64), np.array(mu, float))
+
+
+def ground_contacts(model, R_link, p_link, ground: Ground, margin: float = 0.0, shapes: dict | None = None,
+                    points=None) -> Contacts:
     """Contacts of the bodies' shapes with ``ground`` at link poses R_link (n, 3, 3), p_link (n, 3).
 
     Candidates closer than ``margin`` (m) are kept too (depth ≥ −margin), so a
     solver sees a contact one step before it closes. ``shapes``: from
-    ``colliding_bodies`` (default: all bodies with shapes).
+    ``colliding_bodies`` (default: all bodies with shapes); ``points``: their
+    ``candidate_points`` (sphere centre, capsule cap centres, box corners), which a
+    caller stepping many times computes once. All points are checked at once.
     """
-    shapes = colliding_bodies(model) if shapes is None else shapes
+    if points is None:
+        points = candidate_points(colliding_bodies(model) if shapes is None else shapes)
+    body, local, radius, feature, mu = points
     n = np.asarray(ground.normal)
-    body, point, depth, feature, mu = [], [], [], [], []
-    for b, s in shapes.items():
-        R, c = R_link[b], p_link[b] + R_link[b] @ s.center
-        if s.kind == SPHERE:
-            pts, feats, r = c[None, :], np.array([0]), s.radius
-        elif s.kind == CAPSULE:
-            a = R @ s.axis * s.half[0]
-            pts, feats, r = np.stack([c - a, c + a]), np.array([0, 1]), s.radius
-        else:
-            pts, feats, r = c + (_CORNERS * s.half) @ (R @ s.rotation).T, np.arange(8), 0.0
-        d = ground.height - pts @ n + r
-        keep = d >= -margin
-        for x, dd, f in zip(pts[keep], d[keep], feats[keep]):
-            body.append(b)
-            point.append(x - r * n)
-            depth.append(dd)
-            feature.append(f)
-            mu.append(ground.friction if np.isnan(s.friction) else s.friction)
-    k = len(body)
-    return Contacts(np.array(body, np.int64), np.array(point, float).reshape(k, 3), np.tile(n, (k, 1)),
-                    np.array(depth, float), np.array(feature, np.int64), np.array(mu, float))
+    world = p_link[body] + np.einsum("kij,kj->ki", R_link[body], local)
+    depth = ground.height - world @ n + radius
+    keep = depth >= -margin
+    k = int(keep.sum())
+    mu = np.where(np.isnan(mu[keep]), ground.friction, mu[keep])
+    return Contacts(body[keep], world[keep] - radius[keep, None] * n, np.tile(n, (k, 1)), depth[keep], feature[keep], mu)

@@ -1,19 +1,22 @@
 """The contact-space inertia A = J M⁻¹ Jᵀ (= [N D]ᵀ M⁻¹ [N D]) and the impulse response M⁻¹ Jᵀ λ.
 
-Two ways to get there, selectable and equal to round-off (seed 004, §6.3):
+Three ways there, selectable and equal to round-off (seed 004, §6.3):
 
 * ``"minv"``     — M⁻¹ by Drumwright's Θ(n²) impulse propagation (``engine.minv``,
   columns split over ``threads`` numba threads, §6.2), then W = M⁻¹ Jᵀ and A = J W;
 * ``"cholesky"`` — M by CRBA, M = L Lᵀ by LAPACK, X = L⁻¹ Jᵀ, A = Xᵀ X, and the
-  response L⁻ᵀ (X λ): O(n³) for the factor.
+  response L⁻ᵀ (X λ): O(n³) for the factor;
+* ``"impulse"``  — the same propagation as ``minv`` started from the contacts' own
+  test impulses instead of unit joint impulses (``algorithms.impulse_response``):
+  M⁻¹ Jᵀ column by column in Θ(n) each, Θ(n k + k²) in all, no M⁻¹ and no n² k product.
 
-Both give A exactly symmetric (symmetrized) so the solver sees the same problem.
+A is symmetrized so the solver sees the same problem whichever way it came.
 
 The metric need not be M: a linearly implicit step moves with M̃ = M + h D + h² K, and
 contact impulses must use the same operator or a resting contact settles where the
 springs and the contact disagree. ``inertia`` (n, 6, 6) link-frame blocks and
 ``joint_diag`` (nv,) give M̃ for everything the tree can carry (joint springs and
-damping, body damping, springs' own blocks); both methods accept them.
+damping, body damping, springs' own blocks); every method accepts them.
 """
 from __future__ import annotations
 
@@ -21,36 +24,68 @@ import numpy as np
 import scipy.linalg
 
 from ..algorithms.crba import crba
-from ..algorithms.minv import minv
+from ..algorithms.impulse_response import contact_impulses_response, contact_space_columns, contact_velocities
+from ..algorithms.minv import minv, prepare_minv
+from .jacobian import contact_directions, contact_jacobian
 
-METHODS = ("minv", "cholesky")
+METHODS = ("minv", "cholesky", "impulse")
 
 
 class ContactSpace:
-    """A (3k, 3k) and ``response(λ) -> M⁻¹ Jᵀ λ`` (nv,) for contact Jacobian J (3k, nv) at q."""
+    """A (3k, 3k), ``velocity(v) -> J v`` and ``response(λ) -> M⁻¹ Jᵀ λ`` for ``contacts`` at q."""
 
-    def __init__(self, model, q, J: np.ndarray, method: str = "minv", threads: int = 1, inertia=None,
-                 joint_diag=None):
+    def __init__(self, model, q, contacts, method: str = "minv", threads: int = 1, inertia=None, joint_diag=None,
+                 ancestors=None):
         if method not in METHODS:
             raise ValueError(f"contact method must be one of {', '.join(METHODS)}, got {method!r}")
-        self.method = method
-        if method == "minv":
-            self._W = minv(model, q, threads=threads, inertia=inertia, joint_diag=joint_diag) @ J.T  # M⁻¹ Jᵀ
-            A = J @ self._W
+        self.method, self.model = method, model
+        q = np.ascontiguousarray(q, dtype=float)
+        if inertia is not None:
+            inertia = np.ascontiguousarray(inertia, dtype=float)
+        if method == "impulse":
+            self._body = np.ascontiguousarray(contacts.body, dtype=np.int64)
+            self._point = np.ascontiguousarray(contacts.point, dtype=float)
+            self._dirs = contact_directions(contacts.normal)
+            self._s_w, U_w = np.empty((model.nv, 6)), np.empty((model.nv, 6))
+            ws = model.data
+            prepare_minv(model.tree, q, ws, self._s_w, U_w, inertia,
+                         None if joint_diag is None else np.ascontiguousarray(joint_diag, dtype=float))
+            self._U_w, self._Dinv = U_w, ws.Dinv.copy()
+            A = np.empty((3 * len(contacts), 3 * len(contacts)))
+            contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._point, self._dirs, A)
         else:
-            M = crba(model, q, inertia=inertia)
-            if joint_diag is not None:
-                M[np.diag_indices_from(M)] += joint_diag
-            try:
-                self._L = scipy.linalg.cholesky(M, lower=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                raise ValueError("contact: the mass matrix is not positive definite (a massless moving body?)") from None
-            self._X = scipy.linalg.solve_triangular(self._L, J.T, lower=True, check_finite=False)  # L⁻¹ Jᵀ
-            A = self._X.T @ self._X
+            self.J = J = contact_jacobian(model, q, contacts, ancestors)
+            if method == "minv":
+                self._W = minv(model, q, threads=threads, inertia=inertia, joint_diag=joint_diag) @ J.T  # M⁻¹ Jᵀ
+                A = J @ self._W
+            else:
+                M = crba(model, q, inertia=inertia)
+                if joint_diag is not None:
+                    M[np.diag_indices_from(M)] += joint_diag
+                try:
+                    self._L = scipy.linalg.cholesky(M, lower=True, check_finite=False)
+                except np.linalg.LinAlgError:
+                    raise ValueError("contact: the mass matrix is not positive definite (a massless moving body?)") from None
+                self._X = scipy.linalg.solve_triangular(self._L, J.T, lower=True, check_finite=False)  # L⁻¹ Jᵀ
+                A = self._X.T @ self._X
         self.A = 0.5 * (A + A.T)
+
+    def velocity(self, v: np.ndarray) -> np.ndarray:
+        """u = J v (3k,): the contact points' velocities along (n, t₁, t₂)."""
+        if self.method != "impulse":
+            return self.J @ v
+        u = np.empty(3 * self._body.shape[0])
+        contact_velocities(self.model.tree, self._s_w, np.ascontiguousarray(v, dtype=float), self._body, self._point,
+                           self._dirs, u)
+        return u
 
     def response(self, lam: np.ndarray) -> np.ndarray:
         """Δv = M⁻¹ Jᵀ λ: the change of generalized velocity the contact impulses λ cause."""
         if self.method == "minv":
             return self._W @ lam
-        return scipy.linalg.solve_triangular(self._L, self._X @ lam, lower=True, trans="T", check_finite=False)
+        if self.method == "cholesky":
+            return scipy.linalg.solve_triangular(self._L, self._X @ lam, lower=True, trans="T", check_finite=False)
+        dq = np.empty(self.model.nv)
+        contact_impulses_response(self.model.tree, self._s_w, self._U_w, self._Dinv, self._body, self._point,
+                                  self._dirs, np.ascontiguousarray(lam, dtype=float), dq)
+        return dq
