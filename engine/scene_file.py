@@ -106,6 +106,11 @@ def scene_to_dict(scene: Scene) -> dict:
         "joint_springs": joint_springs,
         "body_damping": float(body_damping[0]) if body_damping.size and np.ptp(body_damping) == 0 else _vec(body_damping),
         "springs": springs, "point_forces": forces, "moving_loads": loads, "loop_closures": closures,
+        **({"ground": {"height": g.height, "normal": list(g.normal), "friction": g.friction,
+                       "restitution": g.restitution,
+                       "bodies": None if scene.contact_bodies is None
+                       else [model.body_names[b] for b in scene.contact_bodies]}}
+           if (g := scene.ground) is not None else {}),
         "metadata": metadata,
     }
 
@@ -195,6 +200,11 @@ def scene_from_dict(data: dict, source: str = "<dict>") -> Scene:
         scene = Scene(model, name=str(data.get("name", Path(source).stem)),
                       q0=rd.numbers(data, "q0", "q0", model.nq, None), qd0=rd.numbers(data, "qd0", "qd0", model.nv, None))
         _add_forces(rd, data, scene)
+        ground = rd.get(data, "ground", "ground", None)
+        if ground is not None:
+            scene.set_ground(rd.get(ground, "height", "ground", 0.0), rd.numbers(ground, "normal", "ground", 3, (0, 0, 1)),
+                             rd.get(ground, "friction", "ground", 0.8), rd.get(ground, "restitution", "ground", 0.0),
+                             bodies=rd.get(ground, "bodies", "ground", None))
     except ModelError as e:
         if str(e).startswith(f"scene file '{source}'"):
             raise

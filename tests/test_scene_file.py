@@ -106,3 +106,19 @@ def test_the_example_in_the_docs_loads(tmp_path):
     sim = engine.Simulator(scene, dt=1 / 120)
     sim.step(20)
     assert sim.stats.constraint_error < 1e-8
+
+
+def test_round_trip_keeps_the_ground_and_contact_shapes(tmp_path):
+    """A centipede (gait stripped: controllers are code) saved and loaded steps identically on the ground."""
+    scene = engine.scenes.centipede(2, gait=False, friction=0.6)
+    path = engine.scene_file.save_scene(scene, tmp_path / "centipede.json")
+    loaded = engine.scene_file.load_scene(path)
+    assert loaded.ground == scene.ground and loaded.contact_bodies == scene.contact_bodies
+    a, b = (engine.Simulator(s, "pcg", dt=1 / 240) for s in (scene, loaded))
+    a.step(60)
+    b.step(60)
+    assert np.array_equal(a.state.q, b.state.q)
+    data = scene_to_dict(scene)
+    data["ground"]["friction"] = -1
+    with pytest.raises(ModelError, match="friction must be ≥ 0"):
+        scene_from_dict(data, "bad.json")
