@@ -241,3 +241,16 @@ def test_centipede_walks_forward_and_both_methods_agree():
     sim.step(int(2.75 / sim.dt))
     q = sim.state.q
     assert q[0] > 0.04 and abs(q[1]) < 0.02 and 0.08 < q[2] < 0.12  # forward, straight, upright
+
+
+def test_fifty_segment_centipede_walks_forward_stably_for_five_seconds():
+    """Acceptance 2 (impulse contact space: the same impulses as minv to 1e-8, only faster)."""
+    scene = engine.scenes.centipede(50)
+    sim = engine.Simulator(scene, "pcg", dt=1 / 240, contact_method="impulse")
+    segments = [scene.model.body_index(f"segment{i}") for i in range(50)]
+    x0 = engine.forward_kinematics(scene.model, sim.state.q)[1][segments, 0]
+    for _ in range(10):
+        sim.step(120)
+        p = engine.forward_kinematics(scene.model, sim.state.q)[1][segments]
+        assert np.all((0.09 < p[:, 2]) & (p[:, 2] < 0.12)) and np.abs(p[:, 1]).max() < 0.05  # upright, on course
+    assert np.all(p[:, 0] - x0 > 0.1)  # every segment 10 cm forward after 5 s
