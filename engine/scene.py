@@ -93,6 +93,7 @@ class Scene:
         self.loop_closures: list[LoopClosure] = []
         self.ground: Ground | None = None  # ground-plane contact (``set_ground``)
         self.contact_bodies: list[int] | None = None  # bodies that touch the ground (None: all with shapes)
+        self.body_contact: dict | None = None  # contact between bodies' spheres and capsules (``set_body_contacts``)
         self.controllers: list = []  # callables fn(scene, t) run before each step (e.g. a gait moving joint_rest)
         self.metadata: dict = {}
 
@@ -297,6 +298,15 @@ class Scene:
         self.ground = ground
         self.contact_bodies = None if bodies is None else [self.body(b, "ground contact") for b in bodies]
         return ground
+
+    def set_body_contacts(self, friction: float = 0.5, *, bodies=None) -> None:
+        """Let the bodies' spheres and capsules collide with each other (``engine.contact.pairs``;
+        boxes touch the ground only; a parent and its child never collide). friction: μ ≥ 0 for
+        shapes without their own; bodies: names or indices (default: every body with a shape)."""
+        Ground(friction=friction)  # validates μ with the ground's message
+        chosen = colliding_bodies(self.model, None if bodies is None else [self.body(b, "body contact") for b in bodies],
+                                  "body contact")
+        self.body_contact = {"friction": float(friction), "bodies": sorted(chosen)}
 
     def add_controller(self, fn) -> None:
         """Run ``fn(scene, t)`` at the start of every step (it may change joint_rest, forces, ...)."""

@@ -51,8 +51,9 @@ class Simulator:
     A scene with a ground (``scene.set_ground``) gets contact impulses with friction after each
     step's velocity solve (``engine.contact``; explicit and RedMax solvers): ``contact_method``
     (``"minv"``, the Θ(n²) inverse, default; or ``"cholesky"``), ``contact_threads`` (numba threads
-    of the inverse), ``contact_options`` (dict for ``GroundContact``: ``max_iter``, ``tol``,
-    ``margin``, ``baumgarte``, ``slop``). ``scene.controllers`` run before every step.
+    of the inverse), ``contact_options`` (dict for ``ContactHandler``: ``max_iter``, ``tol``,
+    ``margin``, ``baumgarte``, ``slop``); the same for contact between bodies (``set_body_contacts``).
+    ``scene.controllers`` run before every step.
     """
 
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
@@ -79,12 +80,12 @@ class Simulator:
             self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
         if solver == "explicit" and scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
-        if scene.ground is not None and solver != "hard-constraints":  # that solver handles its own contacts
-            if solver == "baraff":
-                raise ValueError("the 'baraff' solver has no ground contact; use 'pcg', 'direct', 'dense' or 'explicit'")
-            from .contact.handler import GroundContact
+        if (scene.ground is not None or scene.body_contact is not None) and solver != "hard-constraints":
+            if solver == "baraff":  # (hard-constraints handles its own contacts)
+                raise ValueError("the 'baraff' solver has no contact; use 'pcg', 'direct', 'dense' or 'explicit'")
+            from .contact.handler import ContactHandler
 
-            self.contact = GroundContact(scene, self.dt, **contact)
+            self.contact = ContactHandler(scene, self.dt, **contact)
             self._stepper.velocity_filter = self.contact.apply
 
     def step(self, n: int = 1) -> State:

@@ -23,27 +23,38 @@ BOX = (0.2, 0.1, 0.1)
 
 
 def random_contacts(model, rng, k):
+    """k random contacts, some with the ground and some between two different bodies."""
     n = rng.normal(size=(k, 3))
     n /= np.linalg.norm(n, axis=1, keepdims=True)
-    return Contacts(rng.integers(0, model.n_bodies, k), rng.normal(size=(k, 3)), n, rng.uniform(-0.01, 0.01, k),
-                    np.arange(k), rng.uniform(0.1, 1.0, k))
+    body = rng.integers(0, model.n_bodies, k)
+    other = np.where(rng.random(k) < 0.5, rng.integers(-1, model.n_bodies, k), -1)
+    other = np.where(other == body, -1, other)
+    return Contacts(body, rng.normal(size=(k, 3)), n, rng.uniform(-0.01, 0.01, k), np.arange(k),
+                    rng.uniform(0.1, 1.0, k), other)
 
 
 @settings(max_examples=60, deadline=None)
 @given(random_trees(max_bodies=8))
 def test_contact_jacobian_is_the_point_velocity(tree):
-    """Row 3c of J·v is n·ẋ of the contact point moving with its body (central differences of FK)."""
+    """Row 3c of J·v is n·ẋ of the contact point moving with its body, relative to the other body
+    for pair contacts (central differences of FK)."""
     model, rng = tree
     q, v = model.random_q(rng) if hasattr(model, "random_q") else model.neutral_q(), rng.normal(size=model.nv)
     contacts = random_contacts(model, rng, 4)
     J = contact_jacobian(model, q, contacts)
     R, p = link_poses(model, q)
-    local = [R[b].T @ (x - p[b]) for b, x in zip(contacts.body, contacts.point)]
     eps = 1e-6
     Rp, pp = link_poses(model, integrate(model, q, v, eps))
     Rm, pm = link_poses(model, integrate(model, q, v, -eps))
-    for c, b in enumerate(contacts.body):
-        xdot = ((pp[b] + Rp[b] @ local[c]) - (pm[b] + Rm[b] @ local[c])) / (2 * eps)
+
+    def velocity(b, x):
+        if b < 0:
+            return np.zeros(3)
+        local = R[b].T @ (x - p[b])
+        return ((pp[b] + Rp[b] @ local) - (pm[b] + Rm[b] @ local)) / (2 * eps)
+
+    for c, (b, o) in enumerate(zip(contacts.body, contacts.other)):
+        xdot = velocity(b, contacts.point[c]) - velocity(o, contacts.point[c])
         assert abs(J[3 * c] @ v - contacts.normal[c] @ xdot) < 1e-6 * max(1.0, np.abs(xdot).max())
         t1, t2 = J[3 * c + 1] @ v, J[3 * c + 2] @ v
         tangential = xdot - (contacts.normal[c] @ xdot) * contacts.normal[c]
@@ -197,7 +208,7 @@ def test_bad_contact_input_is_named():
     scene = box_scene()
     with pytest.raises(ValueError, match="contact_method must be one of minv, cholesky, impulse"):
         engine.Simulator(scene, "pcg", contact_method="lu")
-    with pytest.raises(ValueError, match="'baraff' solver has no ground contact"):
+    with pytest.raises(ValueError, match="'baraff' solver has no contact"):
         engine.Simulator(scene, "baraff")
 
 
@@ -254,3 +265,69 @@ def test_fifty_segment_centipede_walks_forward_stably_for_five_seconds():
         p = engine.forward_kinematics(scene.model, sim.state.q)[1][segments]
         assert np.all((0.09 < p[:, 2]) & (p[:, 2] < 0.12)) and np.abs(p[:, 1]).max() < 0.05  # upright, on course
     assert np.all(p[:, 0] - x0 > 0.1)  # every segment 10 cm forward after 5 s
+
+
+def test_closest_segment_points_match_a_brute_force_search():
+    from engine.contact.pairs import closest_segment_points
+    rng = np.random.default_rng(5)
+    p1, q1, p2, q2 = (rng.normal(size=(200, 3)) for _ in range(4))
+    q1[:20] = p1[:20]  # spheres (degenerate segments) on either side
+    q2[10:30] = p2[10:30]
+    s, t = closest_segment_points(p1, q1, p2, q2)
+    grid = np.linspace(0.0, 1.0, 401)
+    for k in range(200):
+        a = p1[k] + grid[:, None] * (q1[k] - p1[k])
+        b = p2[k] + grid[:, None] * (q2[k] - p2[k])
+        best = np.linalg.norm(a[:, None] - b[None], axis=2).min()
+        found = np.linalg.norm(p1[k] + s[k] * (q1[k] - p1[k]) - p2[k] - t[k] * (q2[k] - p2[k]))
+        assert found <= best + 1e-12 and found >= best - 0.02 * np.linalg.norm(q1[k] - p1[k] + q2[k] - p2[k]) - 1e-9
+
+
+def two_balls(gap=0.1, speed=1.0, gravity=True):
+    b = engine.ModelBuilder()
+    for name in ("left", "right"):
+        b.add_body(name, joint="free", mass=1.0, inertia=(4e-3, 4e-3, 4e-3), shape={"type": "sphere", "radius": 0.1})
+    model = b.finalize()
+    if not gravity:
+        model = model.with_gravity((0.0, 0.0, 0.0))
+    q = model.neutral_q()
+    q[0], q[7] = -0.1 - gap / 2, 0.1 + gap / 2
+    qd = np.zeros(model.nv)
+    qd[3] = speed  # the left ball flies right (body x = world x)
+    scene = Scene(model, q0=q, qd0=qd)
+    scene.set_body_contacts(friction=0.5)
+    return scene
+
+
+@pytest.mark.parametrize("method", ["minv", "cholesky", "impulse"])
+def test_colliding_balls_keep_their_momentum_and_stop_penetrating(method):
+    sim = engine.Simulator(two_balls(gravity=False), "explicit", dt=1 / 240, contact_method=method)
+    for _ in range(60):
+        sim.step()
+        gap = abs(sim.state.q[7] - sim.state.q[0]) - 0.2
+        assert gap > -1e-3
+        assert sim.state.qd[3] + sim.state.qd[9] == pytest.approx(1.0, abs=1e-12)  # momentum
+    assert sim.state.qd[3] == pytest.approx(0.5, abs=1e-6) and sim.state.qd[9] == pytest.approx(0.5, abs=1e-6)
+
+
+def test_a_ball_rests_on_another_and_joined_bodies_never_collide():
+    scene = two_balls(gap=0.0, speed=0.0)
+    scene.q0[7:10] = [0.0, 0.0, 0.3 + 1e-3]  # right ball above the left one
+    scene.q0[0:3] = [0.0, 0.0, 0.1]
+    scene.set_ground()
+    sim = engine.Simulator(scene, "pcg", dt=1 / 240)
+    sim.step(480)
+    assert sim.state.q[9] == pytest.approx(0.3, abs=1e-3) and np.abs(sim.state.qd).max() < 1e-6
+    b = engine.ModelBuilder()  # a capsule chain: neighbours overlap at every joint, but never touch
+    for i in range(4):
+        b.add_body(f"link{i}", parent=i - 1, joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, -0.2 if i else 0),
+                   com=(0, 0, -0.1), shape={"type": "capsule", "radius": 0.05, "length": 0.2, "axis": (0, 0, 1)})
+    scene = Scene(b.finalize())
+    scene.set_body_contacts()
+    sim = engine.Simulator(scene, "pcg", dt=1 / 240)
+    assert len(sim.contact.detect(sim.state.q)) == 0
+    b.add_body("plain", parent="link3", joint="revolute")
+    with pytest.raises(ModelError, match="body contact: body 'plain' has no contact shape"):
+        Scene(b.finalize()).set_body_contacts(bodies=["plain"])
+    with pytest.raises(ModelError, match="friction must be ≥ 0"):
+        scene.set_body_contacts(friction=-1.0)

@@ -71,9 +71,37 @@ def point_velocity_along(dv, b, x, d):
             + d[2] * (dv[b, 5] + w0 * x[1] - w1 * x[0]))
 
 
+@kernel(inline=True)
+def relative_velocity_along(dv, b, o, x, d):
+    """d · (velocity of x on body b − on body o); o < 0: the world (at rest)."""
+    u = point_velocity_along(dv, b, x, d)
+    if o >= 0:
+        u -= point_velocity_along(dv, o, x, d)
+    return u
+
+
+@kernel(inline=True)
+def add_point_impulse(Y, b, o, x, d, f):
+    """Bias impulses of the impulse f·d at x on body b and its reaction on body o (o < 0: the world)."""
+    m0, m1, m2 = x[1] * d[2] - x[2] * d[1], x[2] * d[0] - x[0] * d[2], x[0] * d[1] - x[1] * d[0]
+    Y[b, 0] -= f * m0
+    Y[b, 1] -= f * m1
+    Y[b, 2] -= f * m2
+    Y[b, 3] -= f * d[0]
+    Y[b, 4] -= f * d[1]
+    Y[b, 5] -= f * d[2]
+    if o >= 0:
+        Y[o, 0] += f * m0
+        Y[o, 1] += f * m1
+        Y[o, 2] += f * m2
+        Y[o, 3] += f * d[0]
+        Y[o, 4] += f * d[1]
+        Y[o, 5] += f * d[2]
+
+
 @kernel
-def contact_space_columns(tree, s_w, U_w, Dinv, body, point, dirs, A):
-    """A (3k, 3k) = J M⁻¹ Jᵀ for k contacts (body (k,), point (k, 3), dirs (k, 3, 3) rows n, t₁, t₂):
+def contact_space_columns(tree, s_w, U_w, Dinv, body, other, point, dirs, A):
+    """A (3k, 3k) = J M⁻¹ Jᵀ for k contacts (body, other (k,), point (k, 3), dirs (k, 3, 3) rows n, t₁, t₂):
     one impulse response per column, Θ(n k + k²)."""
     n = tree.parent.shape[0]
     k = body.shape[0]
@@ -81,46 +109,29 @@ def contact_space_columns(tree, s_w, U_w, Dinv, body, point, dirs, A):
     dq = np.zeros(s_w.shape[0])
     dv = np.zeros((n, 6))
     for c in range(k):
-        b = body[c]
-        x = point[c]
         for r in range(3):
-            d = dirs[c, r]
-            # unit force along d at x: spatial impulse [x × d; d]; bias Y_b = −impulse
-            Y[b, 0] = -(x[1] * d[2] - x[2] * d[1])
-            Y[b, 1] = -(x[2] * d[0] - x[0] * d[2])
-            Y[b, 2] = -(x[0] * d[1] - x[1] * d[0])
-            Y[b, 3] = -d[0]
-            Y[b, 4] = -d[1]
-            Y[b, 5] = -d[2]
+            # unit impulse along d at x: spatial impulse [x × d; d] (and its reaction on the other body)
+            add_point_impulse(Y, body[c], other[c], point[c], dirs[c, r], 1.0)
             impulse_response(tree, s_w, U_w, Dinv, Y, dq, dv)
             for c2 in range(k):
                 for r2 in range(3):
-                    A[3 * c2 + r2, 3 * c + r] = point_velocity_along(dv, body[c2], point[c2], dirs[c2, r2])
+                    A[3 * c2 + r2, 3 * c + r] = relative_velocity_along(dv, body[c2], other[c2], point[c2], dirs[c2, r2])
 
 
 @kernel
-def contact_impulses_response(tree, s_w, U_w, Dinv, body, point, dirs, lam, dq):
+def contact_impulses_response(tree, s_w, U_w, Dinv, body, other, point, dirs, lam, dq):
     """dq (nv,) = M⁻¹ Jᵀ λ: all contact impulses applied at once, one Θ(n) response."""
     n = tree.parent.shape[0]
     Y = np.zeros((n, 6))
     dv = np.zeros((n, 6))
     for c in range(body.shape[0]):
-        b = body[c]
-        x = point[c]
         for r in range(3):
-            f = lam[3 * c + r]
-            d = dirs[c, r]
-            Y[b, 0] -= f * (x[1] * d[2] - x[2] * d[1])
-            Y[b, 1] -= f * (x[2] * d[0] - x[0] * d[2])
-            Y[b, 2] -= f * (x[0] * d[1] - x[1] * d[0])
-            Y[b, 3] -= f * d[0]
-            Y[b, 4] -= f * d[1]
-            Y[b, 5] -= f * d[2]
+            add_point_impulse(Y, body[c], other[c], point[c], dirs[c, r], lam[3 * c + r])
     impulse_response(tree, s_w, U_w, Dinv, Y, dq, dv)
 
 
 @kernel
-def contact_velocities(tree, s_w, v, body, point, dirs, u):
+def contact_velocities(tree, s_w, v, body, other, point, dirs, u):
     """u (3k,) = J v: the contacts' velocities along (n, t₁, t₂) from generalized velocities v."""
     n = tree.parent.shape[0]
     V = np.zeros((n, 6))
@@ -134,4 +145,4 @@ def contact_velocities(tree, s_w, v, body, point, dirs, u):
             V[i, c] = s
     for c in range(body.shape[0]):
         for r in range(3):
-            u[3 * c + r] = point_velocity_along(V, body[c], point[c], dirs[c, r])
+            u[3 * c + r] = relative_velocity_along(V, body[c], other[c], point[c], dirs[c, r])

@@ -1,6 +1,6 @@
-"""Ground contact inside a time step: detect at q, then correct the step's new velocity.
+"""Contact inside a time step: detect at q, then correct the step's new velocity.
 
-``GroundContact.apply(q, v)`` takes the unconstrained end-of-step velocity v*
+``ContactHandler.apply(q, v)`` takes the unconstrained end-of-step velocity v*
 of any reduced-coordinate stepper (explicit or RedMax) and returns
 
     v⁺ = v* + M⁻¹ Jᵀ λ,
@@ -13,7 +13,7 @@ q with v⁺ (semi-implicit Euler). The normal target velocity per contact is
 * touching: u_n ≥ β (depth − slop) / h — Baumgarte push-out of penetration beyond
   ``slop`` at rate β;
 * an impact (approaching faster than ``bounce_speed`` and touching, or about to
-  cross the gap within the step): at least −e·u_n*, restitution e.
+  cross the gap within the step): at least −e·u_n*, the ground's restitution e (0 between bodies).
 
 Impulses are warm-started from the previous step by (body, feature) and
 ``last`` keeps the step's contacts, impulses and sweeps for tests and stats.
@@ -28,6 +28,7 @@ import numpy as np
 from ..algorithms.kinematics import link_poses
 from .jacobian import ancestor_dofs
 from .pgs import solve_contacts
+from .pairs import body_contacts, candidate_pairs, segment_shapes
 from .shapes import Contacts, candidate_points, colliding_bodies, ground_contacts
 from .space import METHODS, ContactSpace
 
@@ -40,8 +41,9 @@ class ContactStep:
     A: np.ndarray         # contact-space inertia (3k, 3k)
 
 
-class GroundContact:
-    """Contact of a scene's shapes with ``scene.ground``; ``method``: ``"minv"``, ``"cholesky"`` or
+class ContactHandler:
+    """Contact of a scene's shapes with ``scene.ground`` and, when ``scene.set_body_contacts`` was
+    called, between its spheres and capsules; ``method``: ``"minv"``, ``"cholesky"`` or
     ``"impulse"`` (``space``)."""
 
     def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
@@ -49,12 +51,17 @@ class GroundContact:
                  bounce_speed: float = 0.1):
         if method not in METHODS:
             raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
-        if scene.ground is None:
-            raise ValueError(f"scene '{scene.name}' has no ground (call scene.set_ground())")
+        if scene.ground is None and scene.body_contact is None:
+            raise ValueError(f"scene '{scene.name}' has no contact (call scene.set_ground() or set_body_contacts())")
         self.model = scene.model
         self.ground = scene.ground
-        self.shapes = colliding_bodies(self.model, scene.contact_bodies)
-        self._points = candidate_points(self.shapes)
+        if self.ground is not None:
+            self._points = candidate_points(colliding_bodies(self.model, scene.contact_bodies))
+        self.pair_friction = None
+        if scene.body_contact is not None:
+            self.pair_friction = scene.body_contact["friction"]
+            self._segments = segment_shapes(colliding_bodies(self.model, scene.body_contact["bodies"]))
+            self._pairs = candidate_pairs(self.model, self._segments[0])
         self.dt = float(dt)
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
         self.margin = 0.02 if margin is None else float(margin)
@@ -66,7 +73,12 @@ class GroundContact:
 
     def detect(self, q) -> Contacts:
         R, p = link_poses(self.model, q)
-        return ground_contacts(self.model, R, p, self.ground, self.margin, points=self._points)
+        parts = []
+        if self.ground is not None:
+            parts.append(ground_contacts(self.model, R, p, self.ground, self.margin, points=self._points))
+        if self.pair_friction is not None:
+            parts.append(body_contacts(R, p, self._segments, self._pairs, self.pair_friction, self.margin))
+        return Contacts.concatenate(parts)
 
     def normal_targets(self, contacts: Contacts, u_n_free: np.ndarray) -> np.ndarray:
         h, d = self.dt, contacts.depth
@@ -74,7 +86,8 @@ class GroundContact:
         target = np.where(d < 0.0, d / h, push)
         # an impact this step (touching, or a gap the free motion would cross) bounces back at e·|u_n|
         impact = (u_n_free < -self.bounce_speed) & (u_n_free * h < np.minimum(d, 0.0))
-        return np.where(impact, np.maximum(target, -self.ground.restitution * u_n_free), target)
+        e = np.where(contacts.other_bodies() < 0, self.ground.restitution if self.ground is not None else 0.0, 0.0)
+        return np.where(impact, np.maximum(target, -e * u_n_free), target)
 
     def apply(self, q, v, inertia=None, joint_diag=None) -> np.ndarray:
         """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q; ``inertia``/``joint_diag``:
@@ -91,7 +104,7 @@ class GroundContact:
         t3 = time.perf_counter()
         self.seconds["space"] += t3 - t1
         u_free = space.velocity(v)
-        keys = list(zip(contacts.body.tolist(), contacts.feature.tolist()))
+        keys = list(zip(contacts.body.tolist(), contacts.other_bodies().tolist(), contacts.feature.tolist()))
         lam0 = np.concatenate([self._warm.get(key, np.zeros(3)) for key in keys])
         lam, _, sweeps = solve_contacts(space.A, u_free, self.normal_targets(contacts, u_free[0::3]),
                                         contacts.friction, lam0, max_iter=self.max_iter, tol=self.tol)

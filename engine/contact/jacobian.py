@@ -4,6 +4,7 @@ The velocity of a world point x on body b is ẋ = Σ_d (s_d,lin + s_d,ang × x)
 over the dofs d of b and its ancestors, with s_d the dof's spatial axis in
 world coordinates at the world origin ([angular; linear]). Row 3c of J is
 n_cᵀ ẋ, rows 3c+1, 3c+2 are t₁ᵀ ẋ, t₂ᵀ ẋ: J = [N; D] interleaved per contact.
+For a contact between two bodies ẋ is the relative velocity (body minus other).
 """
 from __future__ import annotations
 
@@ -56,9 +57,12 @@ def contact_jacobian(model, q, contacts, ancestors=None) -> np.ndarray:
     k = len(contacts)
     dirs = contact_directions(contacts.normal)
     J = np.zeros((3 * k, model.nv))
-    for c in range(k):
-        cols = ancestors[contacts.body[c]]
-        S = s_w[cols]
-        point_velocity = S[:, 3:] + np.cross(S[:, :3], contacts.point[c])  # (m, 3)
-        J[3 * c:3 * c + 3, cols] = dirs[c] @ point_velocity.T
+    for c, (b, o) in enumerate(zip(contacts.body, contacts.other_bodies())):
+        for body, sign in ((b, 1.0), (o, -1.0)):  # relative velocity: body minus the other (−1: the ground)
+            if body < 0:
+                continue
+            cols = ancestors[body]
+            S = s_w[cols]
+            point_velocity = S[:, 3:] + np.cross(S[:, :3], contacts.point[c])  # (m, 3)
+            J[3 * c:3 * c + 3, cols] += sign * (dirs[c] @ point_velocity.T)
     return J

@@ -69,9 +69,10 @@ class ContactShape(NamedTuple):
 
 
 class Contacts(NamedTuple):
-    """k contact candidates: arrays body (k,), point (k, 3) world point on the body, normal (k, 3)
-    (out of the ground), depth (k,) penetration (m, positive = penetrating), feature (k,) corner or
-    cap number, friction (k,) μ."""
+    """k contact candidates: arrays body (k,), point (k, 3) world contact point, normal (k, 3)
+    (pushing ``body`` away from the ground or from ``other``), depth (k,) penetration (m, positive =
+    penetrating), feature (k,) corner/cap number or, for a pair, the other shape's index,
+    friction (k,) μ, other (k,) the second body (−1: the ground; None: all ground)."""
 
     body: np.ndarray
     point: np.ndarray
@@ -79,9 +80,20 @@ class Contacts(NamedTuple):
     depth: np.ndarray
     feature: np.ndarray
     friction: np.ndarray
+    other: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.body.shape[0])
+
+    def other_bodies(self) -> np.ndarray:
+        """(k,) int64: the second body of each contact, −1 for the ground."""
+        return np.full(len(self), -1, np.int64) if self.other is None else np.asarray(self.other, np.int64)
+
+    @staticmethod
+    def concatenate(parts) -> "Contacts":
+        parts = [c for c in parts if len(c)] or list(parts)[:1]
+        return Contacts(*(np.concatenate([getattr(c, f) for c in parts]) for f in Contacts._fields[:-1]),
+                        np.concatenate([c.other_bodies() for c in parts]))
 
 
 def _positive(shape: dict, key: str, where: str) -> float:
@@ -140,7 +152,7 @@ def contact_shape(model, body: int) -> ContactShape | None:
     return ContactShape(kind, center, rotation, half, radius, axis, float(np.nan if mu is None else mu))
 
 
-def colliding_bodies(model, bodies=None) -> dict:
+def colliding_bodies(model, bodies=None, what: str = "ground contact") -> dict:
     """{body: ContactShape} for ``bodies`` (default: every body with a contact shape).
 
     A body named explicitly must have a contact shape: the error names it.
@@ -148,17 +160,17 @@ def colliding_bodies(model, bodies=None) -> dict:
     if bodies is None:
         found = {b: s for b in range(model.n_bodies) if (s := contact_shape(model, b)) is not None}
         if not found:
-            raise ModelError("ground contact: no body has a contact shape (give add_body a shape= dict: "
+            raise ModelError(f"{what}: no body has a contact shape (give add_body a shape= dict: "
                              "sphere, box or capsule)")
         return found
     out = {}
     for ref in bodies:
         b = model.body_index(ref) if isinstance(ref, str) else int(ref)
         if not 0 <= b < model.n_bodies:
-            raise ModelError(f"ground contact: no body with index {ref!r}")
+            raise ModelError(f"{what}: no body with index {ref!r}")
         s = contact_shape(model, b)
         if s is None:
-            raise ModelError(f"ground contact: body '{model.body_names[b]}' has no contact shape "
+            raise ModelError(f"{what}: body '{model.body_names[b]}' has no contact shape "
                              "(give it a shape= dict: sphere, box or capsule)")
         out[b] = s
     return out

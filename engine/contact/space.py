@@ -44,6 +44,7 @@ class ContactSpace:
             inertia = np.ascontiguousarray(inertia, dtype=float)
         if method == "impulse":
             self._body = np.ascontiguousarray(contacts.body, dtype=np.int64)
+            self._other = np.ascontiguousarray(contacts.other_bodies())
             self._point = np.ascontiguousarray(contacts.point, dtype=float)
             self._dirs = contact_directions(contacts.normal)
             self._s_w, U_w = np.empty((model.nv, 6)), np.empty((model.nv, 6))
@@ -52,7 +53,8 @@ class ContactSpace:
                          None if joint_diag is None else np.ascontiguousarray(joint_diag, dtype=float))
             self._U_w, self._Dinv = U_w, ws.Dinv.copy()
             A = np.empty((3 * len(contacts), 3 * len(contacts)))
-            contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._point, self._dirs, A)
+            contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._other, self._point, self._dirs,
+                                  A)
         else:
             self.J = J = contact_jacobian(model, q, contacts, ancestors)
             if method == "minv":
@@ -75,8 +77,8 @@ class ContactSpace:
         if self.method != "impulse":
             return self.J @ v
         u = np.empty(3 * self._body.shape[0])
-        contact_velocities(self.model.tree, self._s_w, np.ascontiguousarray(v, dtype=float), self._body, self._point,
-                           self._dirs, u)
+        contact_velocities(self.model.tree, self._s_w, np.ascontiguousarray(v, dtype=float), self._body, self._other,
+                           self._point, self._dirs, u)
         return u
 
     def response(self, lam: np.ndarray) -> np.ndarray:
@@ -86,6 +88,6 @@ class ContactSpace:
         if self.method == "cholesky":
             return scipy.linalg.solve_triangular(self._L, self._X @ lam, lower=True, trans="T", check_finite=False)
         dq = np.empty(self.model.nv)
-        contact_impulses_response(self.model.tree, self._s_w, self._U_w, self._Dinv, self._body, self._point,
-                                  self._dirs, np.ascontiguousarray(lam, dtype=float), dq)
+        contact_impulses_response(self.model.tree, self._s_w, self._U_w, self._Dinv, self._body, self._other,
+                                  self._point, self._dirs, np.ascontiguousarray(lam, dtype=float), dq)
         return dq
