@@ -111,6 +111,8 @@ def scene_to_dict(scene: Scene) -> dict:
                        "bodies": None if scene.contact_bodies is None
                        else [model.body_names[b] for b in scene.contact_bodies]}}
            if (g := scene.ground) is not None else {}),
+        **({"body_contacts": {"friction": bc["friction"], "bodies": [model.body_names[b] for b in bc["bodies"]]}}
+           if (bc := scene.body_contact) is not None else {}),
         "metadata": metadata,
     }
 
@@ -205,6 +207,10 @@ def scene_from_dict(data: dict, source: str = "<dict>") -> Scene:
             scene.set_ground(rd.get(ground, "height", "ground", 0.0), rd.numbers(ground, "normal", "ground", 3, (0, 0, 1)),
                              rd.get(ground, "friction", "ground", 0.8), rd.get(ground, "restitution", "ground", 0.0),
                              bodies=rd.get(ground, "bodies", "ground", None))
+        pairs = rd.get(data, "body_contacts", "body_contacts", None)
+        if pairs is not None:
+            scene.set_body_contacts(rd.get(pairs, "friction", "body_contacts", 0.5),
+                                    bodies=rd.get(pairs, "bodies", "body_contacts", None))
     except ModelError as e:
         if str(e).startswith(f"scene file '{source}'"):
             raise

@@ -111,9 +111,11 @@ def test_the_example_in_the_docs_loads(tmp_path):
 def test_round_trip_keeps_the_ground_and_contact_shapes(tmp_path):
     """A centipede (gait stripped: controllers are code) saved and loaded steps identically on the ground."""
     scene = engine.scenes.centipede(2, gait=False, friction=0.6)
+    scene.set_body_contacts(0.3, bodies=["lower_r0", "lower_r1"])
     path = engine.scene_file.save_scene(scene, tmp_path / "centipede.json")
     loaded = engine.scene_file.load_scene(path)
     assert loaded.ground == scene.ground and loaded.contact_bodies == scene.contact_bodies
+    assert loaded.body_contact == scene.body_contact
     a, b = (engine.Simulator(s, "pcg", dt=1 / 240) for s in (scene, loaded))
     a.step(60)
     b.step(60)
