@@ -370,3 +370,19 @@ def test_set_pair_changes_springs_for_new_simulators():
         scene.set_pair(0, stiffness=-1.0)
     with pytest.raises(ModelError, match="no such spring"):
         scene.set_pair(99)
+
+
+def test_centipede_preset_walks_in_the_viewer():
+    """The contact scene plays in a session: segments slider, ground contact, the gait controller."""
+    from engine.viewer.session import SceneSource, ViewerSession
+
+    session = ViewerSession(SceneSource("preset", "centipede"))
+    session.set_params(size=3)
+    assert session.scene.model.n_bodies == 15 and session.sim.contact is not None
+    x0 = session.sim.state.q[0]
+    for _ in range(30):
+        session.step_frame()
+    assert session.sim.state.q[0] > x0 and len(session.sim.contact.last.contacts) == 6
+    with pytest.raises(ValueError, match="baraff"):  # the UI shows the message; the session keeps going
+        session.set_solver("baraff")
+    assert session.solver == "pcg"

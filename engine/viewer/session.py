@@ -69,6 +69,7 @@ SCENES: dict[str, ScenePreset] = {
     "chain": ScenePreset(lambda n, car: scenes.chain(n), 10, (1, 100), "links"),
     "pendulum": ScenePreset(_no_size(scenes.pendulum)),
     "four_bar": ScenePreset(_no_size(scenes.four_bar)),
+    "centipede": ScenePreset(lambda n, car: scenes.centipede(n), 10, (1, 250), "segments"),
 }
 
 
