@@ -31,6 +31,8 @@ strictly-lower part + diagonal), chosen by the type of A.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse
@@ -164,7 +166,9 @@ class AugmentedSolve:
         self.factor, self.U12, self.L21 = factor, U12, L21
         self.n_a = D22.shape[0]
         try:
-            self._D22 = scipy.linalg.lu_factor(D22, check_finite=False)
+            with warnings.catch_warnings():  # a zero pivot is reported below, with the reason
+                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+                self._D22 = scipy.linalg.lu_factor(D22, check_finite=False)
         except (ValueError, np.linalg.LinAlgError):
             raise ValueError("augment: the added block's Schur complement D̄₂₂ is not finite") from None
         if not np.all(np.isfinite(D22)) or np.abs(np.diag(self._D22[0])).min(initial=1.0) <= 1e-14 * max(
