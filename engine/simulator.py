@@ -15,8 +15,8 @@ from .model import State
 from .scene import Scene
 from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
 
-SOLVERS = ("explicit",) + LINEAR_SOLVERS + ("baraff",)
-PLANNED = {"hard-constraints": "issue #11"}
+SOLVERS = ("explicit",) + LINEAR_SOLVERS + ("baraff", "hard-constraints")
+PLANNED: dict = {}
 
 
 @dataclass
@@ -76,6 +76,10 @@ class Simulator:
             from .solvers.baraff import SceneStepper
 
             self._stepper = SceneStepper(scene, dt, **options)
+        elif solver == "hard-constraints":
+            from .solvers.hard_constraints import HardConstraintStepper
+
+            self._stepper = HardConstraintStepper(scene, dt, **options)
         else:
             self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
         if solver == "explicit" and scene.loop_closures:
@@ -138,7 +142,7 @@ class Simulator:
     def energy(self) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
         s, st, sc = self.state, self._stepper, self.scene
-        if self.solver == "baraff":  # gravity and joints only (the solver refuses scenes with other forces)
+        if self.solver in ("baraff", "hard-constraints"):  # gravity and joints only (the solvers refuse other forces)
             return kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q)
         st.evaluate(s.q, s.qd, s.t)
         iq, iv = st._scalar_q, st._scalar_v  # scalar coordinates (revolute, prismatic, universal): q ⊖ rest = q − rest

@@ -4,11 +4,13 @@ Simple scenes for tests and demos (``pendulum``, ``chain``, ``four_bar``) and
 the thesis's benchmark scenes (``bridge``, ``umbrella``, ``tree``), and the
 stable-PD characters (``humanoid``, ``dog``, ``snake``; seed 001, Table 1), and
 the seed-002 bar mechanisms in the xy plane (``serial_arm_2d``, ``binary_tree_2d``,
-``four_bar_2d``, ``closed_chain_2d``), and the seed-004 ``centipede`` walking on the ground.
+``four_bar_2d``, ``closed_chain_2d``), and the seed-004 ``centipede`` walking on the ground, and the seed-003 linkages ``strandbeest`` and
+``trike`` (motors for the ``hard-constraints`` solver).
 All in SI units with the engine's conventions (Z up, gravity −9.81 m/s²).
 """
 from .bridge import bridge
 from .centipede import centipede
+from .linkages import strandbeest, trike
 from .characters import dog, humanoid, snake
 from .planar import binary_tree_2d, closed_chain_2d, four_bar_2d, serial_arm_2d
 from .simple import chain, four_bar, pendulum
@@ -16,4 +18,4 @@ from .tree import tree
 from .umbrella import rib_angle, umbrella
 
 __all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle", "tree", "humanoid", "dog", "snake",
-           "serial_arm_2d", "binary_tree_2d", "four_bar_2d", "closed_chain_2d", "centipede"]
+           "serial_arm_2d", "binary_tree_2d", "four_bar_2d", "closed_chain_2d", "centipede", "strandbeest", "trike"]
