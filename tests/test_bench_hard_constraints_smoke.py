@@ -16,6 +16,8 @@ def test_bench_hard_constraints_quick(tmp_path):
     hub = [r for r in rows if r["scene"] == "hub"]
     assert {r["method"] for r in hub} == {"split", "unsplit"}
     assert all(int(r["bandwidth"]) <= int(r["bound"]) for r in hub if r["method"] == "split")
+    steps = {r["method"]: float(r["stable_dt"]) for r in rows if r["scene"] == "strandbeest"}
+    assert set(steps) == {"verlet", "symplectic"} and min(steps.values()) >= 0.01
     md = (tmp_path / "hard-constraints.md").read_text()
-    assert "Appendix B" in md
+    assert "Appendix B" in md and "Appendix A" in md
     assert (tmp_path / "hard-constraints_hub.png").exists()
