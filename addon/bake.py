@@ -24,6 +24,17 @@ BAKE_PREFIX = "RedMax bake"
 TRANSLATING = (engine.joints.PRISMATIC, engine.joints.FREE)  # bones keyed with location as well
 
 
+SPECULATIVE_SPEED = 10.0  # m/s: contacts are looked for this far ahead of a step (no tunnelling below it)
+
+
+def simulator_options(settings, dt: float) -> dict:
+    """Contact options of ``engine.Simulator`` from the scene settings: the contact-space method, and a
+    detection margin that grows with the step so a body falling at up to SPECULATIVE_SPEED m/s is
+    caught by a speculative contact before it passes through the ground."""
+    return {"contact_method": settings.contact_method.lower(),
+            "contact_options": {"margin": max(0.02, SPECULATIVE_SPEED * dt)}}
+
+
 class BakeError(RuntimeError):
     """A bake that cannot run or finish; the message says why and names the element."""
 
@@ -147,7 +158,8 @@ class BakeJob:
             if armatures:
                 self.follow = follow.Follow(self.mapping, samples)
                 self.follow.configure(self.mapping.scene)
-            self.sim = engine.Simulator(self.mapping.scene, self.solver, dt=self.dt)
+            self.sim = engine.Simulator(self.mapping.scene, self.solver, dt=self.dt,
+                                        **simulator_options(settings, self.dt))
         except mapping.MappingError as err:
             self.abort()
             raise BakeError(str(err)) from None

@@ -107,15 +107,29 @@ class _Builder:
         self.targets = {}    # body name → Target
         self.joint_springs = []
 
-    def add(self, name, target, parent, joint, R, p, axis, mass, com_world, inertia_world, limits=None):
-        """Add a body whose joint frame (= link frame at the start) is (R, p) in world coordinates."""
+    def add(self, name, target, parent, joint, R, p, axis, mass, com_world, inertia_world, limits=None,
+            shape_world=None):
+        """Add a body whose joint frame (= link frame at the start) is (R, p) in world coordinates.
+
+        shape_world: contact shape dict with "center", "rotation" and "axis" in world coordinates
+        (converted to the link frame here), or None.
+        """
         pR, pp = self.frames[parent] if parent != WORLD else (None, None)
         origin, rot = frame_in(pR, pp, R, p)
         com = R.T @ (com_world - p)
         inertia = R.T @ inertia_world @ R
+        shape = None
+        if shape_world is not None:
+            shape = dict(shape_world)
+            if "center" in shape:
+                shape["center"] = R.T @ (np.asarray(shape["center"], float) - p)
+            if "rotation" in shape:
+                shape["rotation"] = R.T @ np.asarray(shape["rotation"], float)
+            if "axis" in shape:
+                shape["axis"] = R.T @ np.asarray(shape["axis"], float)
         try:
             self.mb.add_body(name, parent=parent, joint=joint, axis=axis, joint_origin=origin, joint_rotation=rot,
-                             mass=mass, com=com, inertia=inertia, joint_name=name, limits=limits)
+                             mass=mass, com=com, inertia=inertia, joint_name=name, limits=limits, shape=shape)
         except engine.ModelError as err:
             raise MappingError(f"{_describe(target)}: {err}") from None
         self.frames[name] = (R, p)
@@ -198,8 +212,12 @@ def _add_armature(b, arm_ob):
                 raise MappingError(f"{_describe(target)}: a slider joint needs a bone that is not connected to "
                                    "its parent (a connected bone cannot move away from the parent's tail)")
             limits = _bone_limits(pb, jtype, axis) if axis is not None else None
+        radius = bone.redmax.contact_radius if bone.redmax.contact_radius > 0 else 0.1 * length
+        shape = {"type": "capsule", "radius": float(radius), "length": length, "axis": R[:, 1], "center": com}
+        if not bone.redmax.collide:
+            shape["collide"] = False
         b.add(target.body, target, parent, jtype, R @ jrot, p, axis if axis is not None else (0, 0, 1),
-              mass, com, inertia, limits)
+              mass, com, inertia, limits, shape)
         if bone.redmax.stiffness > 0 or bone.redmax.damping > 0:
             b.joint_springs.append((target.body, bone.redmax.stiffness, bone.redmax.damping, _describe(target)))
 
@@ -236,6 +254,24 @@ def _object_mass(ob, density, depsgraph):
     if override <= 0:
         raise MappingError(f"{what}: has no mesh to compute its mass from; set a RedMax mass")
     return override, W[:3, 3].copy(), np.eye(3) * (0.4 * override * 0.05**2)  # small sphere
+
+
+def _object_shape(ob):
+    """World-frame contact box of an object: its local bounding box (scaled), or None if it is empty."""
+    W = matrix(ob.matrix_world)
+    corners = np.array([tuple(c) for c in ob.bound_box], dtype=float).reshape(-1, 3)
+    if corners.shape != (8, 3):
+        return None
+    lo, hi = corners.min(axis=0), corners.max(axis=0)
+    size = (hi - lo) * np.linalg.norm(W[:3, :3], axis=0)  # scale along the object's own axes
+    if not np.all(size > 1e-9):
+        return None
+    R, _ = rigid_part(W)
+    center = W[:3, :3] @ (0.5 * (lo + hi)) + W[:3, 3]
+    shape = {"type": "box", "size": size, "center": center, "rotation": R}
+    if not ob.redmax.collide:
+        shape["collide"] = False
+    return shape
 
 
 def _is_dynamic(ob, constrained):
@@ -284,9 +320,10 @@ def _add_rigid_objects(b, objects, density, depsgraph, closures, springs):
     def place(ob, parent_ob, host):
         mass, com, inertia = _object_mass(ob, density, depsgraph)
         target = Target(ob.name, ob, "", matrix(ob.matrix_world))
+        shape = _object_shape(ob)
         if host is None:  # free-floating root: link frame = the object's frame
             R, p = rigid_part(target.world0)
-            b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia)
+            b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)
         else:
             jtype, axis, jrot = _constraint_joint(host)
             try:
@@ -294,7 +331,7 @@ def _add_rigid_objects(b, objects, density, depsgraph, closures, springs):
             except MappingError as err:
                 raise MappingError(f"rigid body constraint on '{host.name}': {err}") from None
             b.add(ob.name, target, parent_ob.name if parent_ob is not None else WORLD, jtype, R @ jrot, p, axis,
-                  mass, com, inertia)
+                  mass, com, inertia, shape_world=shape)
             if ob.redmax.joint_stiffness > 0 or ob.redmax.joint_damping > 0:
                 b.joint_springs.append((ob.name, ob.redmax.joint_stiffness, ob.redmax.joint_damping, f"object '{ob.name}'"))
         placed.add(ob)
@@ -375,6 +412,15 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
         _add_constraint_spring(scene, h, b.targets)
     for link in settings.links:
         _add_link(scene, link, b.targets)
+    if settings.collide_with_ground:
+        if not any(sh and sh.get("collide", True) for sh in model.body_shapes):
+            raise MappingError("ground plane: no simulated object or bone collides (turn Collide on for one, "
+                               "or turn off 'Collide with ground plane')")
+        try:
+            scene.set_ground(settings.ground_height, (0.0, 0.0, 1.0), settings.ground_friction,
+                             settings.ground_restitution)
+        except engine.ModelError as err:
+            raise MappingError(f"ground plane: {err}") from None
     targets = [b.targets[name] for name in model.body_names]
     m = Mapping(scene, targets, np.zeros((model.n_bodies, 4, 4)))
     m.offsets = np.linalg.inv(m.link_frames(scene.q0)) @ np.array([t.world0 for t in targets])

@@ -34,7 +34,9 @@ class PreviewSession:
         self.substeps = int(settings.substeps)
         fps = bscene.render.fps / bscene.render.fps_base
         self.mapping = mapping.build_scene(bscene, depsgraph)
-        self.sim = engine.Simulator(self.mapping.scene, settings.solver.lower(), dt=1.0 / fps / self.substeps)
+        dt = 1.0 / fps / self.substeps
+        self.sim = engine.Simulator(self.mapping.scene, settings.solver.lower(), dt=dt,
+                                    **bake.simulator_options(settings, dt))
         self.frame = self.frame_start
         self.saved = {}  # (object name, bone) → matrix_basis (4, 4) at the start
         for t in self.mapping.targets:

@@ -44,6 +44,10 @@ CLOSURE_ITEMS = [
     ("UNIVERSAL", "Universal", "The points coincide and two axes stay perpendicular", 2),
     ("FIXED", "Fixed", "The bodies are welded together", 3),
 ]
+CONTACT_METHOD_ITEMS = [
+    ("MINV", "M⁻¹ Propagation", "Contact-space inertia by O(n) inverse-inertia propagation (fast for long chains)", 0),
+    ("CHOLESKY", "Cholesky", "Contact-space inertia from the mass matrix by CRBA and a dense Cholesky factorization", 1),
+]
 
 
 class REDMAX_PG_link(bpy.types.PropertyGroup):
@@ -88,6 +92,10 @@ class REDMAX_PG_bone(bpy.types.PropertyGroup):
     follow_kd: FloatProperty(name="Follow Damping", default=5.0, min=0.0, soft_max=1e5,  # type: ignore[valid-type]
                              description="kd (N·m·s/rad) of the follow controller (× the armature's gain scale); "
                                          "the bone lags the animation by about kd/kp seconds")
+    collide: BoolProperty(name="Collide", default=True,  # type: ignore[valid-type]
+                          description="This bone's capsule touches the ground plane (when ground contact is on)")
+    contact_radius: FloatProperty(name="Contact Radius", default=0.0, min=0.0, unit="LENGTH",  # type: ignore[valid-type]
+                                  description="Radius of the bone's contact capsule (m); 0 = 10 % of the bone length")
 
 
 class REDMAX_PG_object(bpy.types.PropertyGroup):
@@ -110,6 +118,9 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
                                                "(per-bone kp/kd) while reacting to gravity, cables and contacts")
     follow_scale: FloatProperty(name="Gain Scale", default=1.0, min=0.0, soft_max=100.0,  # type: ignore[valid-type]
                                 description="Multiplies every bone's follow kp and kd")
+    collide: BoolProperty(name="Collide", default=True,  # type: ignore[valid-type]
+                          description="This object's bounding box touches the ground plane (when ground contact "
+                                      "is on)")
     # what a bake replaced, restored by Clear Bake
     baked_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
     previous_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
@@ -137,6 +148,17 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     live_preview: BoolProperty(name="Live Preview", default=False, update=_live_preview_changed,  # type: ignore[valid-type]
                                description="Simulate while the timeline plays (reset when it jumps back); "
                                            "turning it off restores the rest pose")
+    collide_with_ground: BoolProperty(name="Collide with ground plane", default=False,  # type: ignore[valid-type]
+                                      description="Bodies (object bounding boxes, bone capsules) rest on and slide "
+                                                  "over a horizontal plane")
+    ground_height: FloatProperty(name="Height", default=0.0, unit="LENGTH",  # type: ignore[valid-type]
+                                 description="World Z of the ground plane (m)")
+    ground_friction: FloatProperty(name="Friction", default=0.8, min=0.0, soft_max=2.0,  # type: ignore[valid-type]
+                                   description="Coulomb friction coefficient μ of the ground")
+    ground_restitution: FloatProperty(name="Restitution", default=0.0, min=0.0, max=1.0,  # type: ignore[valid-type]
+                                      subtype="FACTOR", description="Bounciness: 0 = no bounce, 1 = elastic")
+    contact_method: EnumProperty(name="Contact Method", items=CONTACT_METHOD_ITEMS,  # type: ignore[valid-type]
+                                 default="MINV", description="How the contact-space inertia is computed")
     # statistics of the last bake (read-only in the UI)
     last_frames: IntProperty(default=0)  # type: ignore[valid-type]
     last_steps: IntProperty(default=0)  # type: ignore[valid-type]

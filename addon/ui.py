@@ -42,6 +42,23 @@ class REDMAX_PT_main(_Tab):
             layout.label(text=f"Engine {engine.__version__}: numba missing, pure-Python path (slow)", icon="INFO")
 
 
+class REDMAX_PT_ground(_Tab):
+    bl_label = "Ground Contact"
+    bl_parent_id = "REDMAX_PT_main"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        s = context.scene.redmax
+        layout.prop(s, "collide_with_ground")
+        col = layout.column()
+        col.active = s.collide_with_ground
+        col.prop(s, "ground_height")
+        col.prop(s, "ground_friction")
+        col.prop(s, "ground_restitution")
+        col.prop(s, "contact_method")
+
+
 class REDMAX_PT_body(_Tab):
     bl_label = "Body"
     bl_parent_id = "REDMAX_PT_main"
@@ -64,6 +81,10 @@ class REDMAX_PT_body(_Tab):
             layout.prop(bs, "mass")
             layout.prop(bs, "stiffness")
             layout.prop(bs, "damping")
+            layout.prop(bs, "collide")
+            row = layout.row()
+            row.active = bs.collide
+            row.prop(bs, "contact_radius")
             if ob.redmax.follow_animation:
                 col = layout.column(heading="Follow Animation")
                 col.prop(bs, "follow_kp")
@@ -84,6 +105,7 @@ class REDMAX_PT_body(_Tab):
             layout.prop(os_, "mass")
             layout.prop(os_, "joint_stiffness")
             layout.prop(os_, "joint_damping")
+            layout.prop(os_, "collide")
         if os_.is_baked:
             layout.label(text="baked (Clear Bake restores the previous animation)", icon="KEYFRAME")
 
@@ -144,4 +166,4 @@ class REDMAX_PT_tools(_Tab):
         self.layout.operator("redmax.run_benchmark")
 
 
-CLASSES = (REDMAX_PT_main, REDMAX_PT_body, REDMAX_UL_links, REDMAX_PT_links, REDMAX_PT_tools)
+CLASSES = (REDMAX_PT_main, REDMAX_PT_ground, REDMAX_PT_body, REDMAX_UL_links, REDMAX_PT_links, REDMAX_PT_tools)
