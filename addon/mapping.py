@@ -19,6 +19,11 @@ configuration is the model's neutral q and the motion is relative to it.
   Objects without a joint to the world float freely. Passive rigid bodies,
   empties (unless marked Simulate) and any object that is not simulated are
   part of the world.
+* Contact shapes (used when the scene's *Collide with ground plane* is on): an
+  object's local bounding box (scaled, in the object's axes), a bone's capsule
+  along Y (bone length; the bone's contact radius or 10 % of the length); the
+  per-object/per-bone *Collide* off gives the shape ``"collide": False``. Mass
+  and inertia do not depend on them.
 * Links (``scene.redmax.links``): cables, springs and loop closures between
   two objects or pose bones; an end on a non-simulated object is anchored in
   the world.

@@ -45,8 +45,12 @@ CLOSURE_ITEMS = [
     ("FIXED", "Fixed", "The bodies are welded together", 3),
 ]
 CONTACT_METHOD_ITEMS = [
-    ("MINV", "M⁻¹ Propagation", "Contact-space inertia by O(n) inverse-inertia propagation (fast for long chains)", 0),
-    ("CHOLESKY", "Cholesky", "Contact-space inertia from the mass matrix by CRBA and a dense Cholesky factorization", 1),
+    ("MINV", "M⁻¹ Propagation", "Contact-space inertia through the whole inverse inertia M⁻¹, by Θ(n²) "
+                                "impulse propagation", 0),
+    ("CHOLESKY", "Cholesky", "Contact-space inertia from the mass matrix by CRBA and a dense Cholesky "
+                             "factorization", 1),
+    ("IMPULSE", "Impulse Response", "Contact-space inertia by propagating each contact's test impulse, "
+                                    "without M⁻¹ (Θ(nk): fastest for many bodies and few contacts)", 2),
 ]
 
 

@@ -170,14 +170,16 @@ def test_dropped_cube_rests_on_the_ground_and_falls_through_without_it(ctx):
     assert _baked_z(ctx, ob, [90])[0] < -1.0  # free fall: 1 − g t²/2 at t = 1.48 s
 
 
-def test_cholesky_contact_method_and_a_raised_ground(ctx):
+@pytest.mark.parametrize("method", ["CHOLESKY", "IMPULSE"])
+def test_other_contact_methods_and_a_raised_ground(ctx, method):
     ob = _box("cube", (0.2, 0.2, 0.2), (0, 0, 1))
     ob.redmax.simulate = True
     scene = ctx.scene
     scene.frame_start, scene.frame_end = 1, 60
     s = scene.redmax
-    s.collide_with_ground, s.ground_height, s.contact_method = True, 0.5, "CHOLESKY"
+    s.collide_with_ground, s.ground_height, s.contact_method = True, 0.5, method
     job = bake.BakeJob(ctx)
+    assert job.sim.contact.method == method.lower()
     job.run()
     job.finish()
     assert _baked_z(ctx, ob, [60])[0] == pytest.approx(0.6, abs=2e-3)
