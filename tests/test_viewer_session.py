@@ -386,3 +386,22 @@ def test_centipede_preset_walks_in_the_viewer():
     with pytest.raises(ValueError, match="baraff"):  # the UI shows the message; the session keeps going
         session.set_solver("baraff")
     assert session.solver == "pcg"
+
+
+def test_shapes_are_drawn_where_they_are():
+    """A box shape off the COM and rotated in its link frame, a sphere and a capsule: the drawn box's
+    corners are the shape's (no longer an inertia box at the COM)."""
+    b = engine.ModelBuilder()
+    Rz = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    b.add_body("plate", joint="free", com=(0.1, 0, 0), shape={"type": "box", "size": (0.1, 0.2, 0.4),
+                                                              "center": (0.3, 0, 0), "rotation": Rz})
+    b.add_body("ball", joint="free", shape={"type": "sphere", "radius": 0.05, "center": (0, 0, 1)})
+    b.add_body("rod", joint="free", shape={"type": "capsule", "radius": 0.02, "length": 0.3, "axis": (0, 0, 1)})
+    scene = engine.Scene(b.finalize())
+    f = frame_geometry(scene, scene_shapes(scene), scene.q0, 0.0)
+    plate = f.box_vertices[:8]
+    assert np.allclose(plate.min(axis=0), [0.3 - 0.1, -0.05, -0.2]) and np.allclose(plate.max(axis=0), [0.3 + 0.1, 0.05, 0.2])
+    ball = f.box_vertices[8:16]
+    assert np.allclose(ball.mean(axis=0), [0, 0, 1]) and np.allclose(np.ptp(ball, axis=0), 0.1)
+    rod = f.box_vertices[16:24]
+    assert np.allclose(np.ptp(rod, axis=0), [0.04, 0.04, 0.34])

@@ -119,11 +119,15 @@ def contact_shape(model, body: int) -> ContactShape | None:
     shape = model.body_shapes[body]
     if not shape or not shape.get("collide", True):
         return None
-    where = f"body '{model.body_names[body]}' shape"
+    return parse_shape(shape, model.body_com[body], f"body '{model.body_names[body]}' shape")
+
+
+def parse_shape(shape: dict, com, where: str) -> ContactShape:
+    """Validate a shape dict (see the module docstring); ``com``: the default centre (link frame)."""
     kind = SHAPE_TYPES.get(str(shape.get("type", "")).lower())
     if kind is None:
         raise ModelError(f"{where}: type must be one of {', '.join(SHAPE_TYPES)}, got {shape.get('type')!r}")
-    center = _vector(shape, "center", model.body_com[body], where)
+    center = _vector(shape, "center", np.asarray(com, float), where)
     rotation = _vector(shape, "rotation", np.eye(3), where)
     if abs(np.linalg.det(rotation) - 1.0) > 1e-6 or not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-6):
         raise ModelError(f"{where}: 'rotation' must be a rotation matrix")

@@ -377,8 +377,8 @@ class ViewerSession:
         d = np.asarray(direction, float)
         d = d / np.linalg.norm(d)
         f = self.frame()
-        lo_o = np.einsum("nji,nj->ni", f.body_rotation, o - f.body_position)  # ray in body frames
-        lo_d = np.einsum("nji,j->ni", f.body_rotation, d)
+        lo_o = np.einsum("nji,nj->ni", f.box_rotation, o - f.box_position)  # ray in the boxes' frames
+        lo_d = np.einsum("nji,j->ni", f.box_rotation, d)
         with np.errstate(divide="ignore", invalid="ignore"):
             inv = 1.0 / lo_d
             t1 = (-self.shapes.half_size - lo_o) * inv
