@@ -9,7 +9,7 @@ from hypothesis import given, settings
 import engine
 from engine.algorithms.kinematics import link_poses
 from engine.contact import Contacts, Ground, ground_contacts
-from engine.contact.jacobian import contact_jacobian
+from engine.contact.jacobian import contact_directions, contact_jacobian, jacobian_times, point_maps, world_axes_at
 from engine.contact.pgs import solve_contacts
 from engine.contact.space import ContactSpace
 from engine.errors import ModelError
@@ -59,6 +59,21 @@ def test_contact_jacobian_is_the_point_velocity(tree):
         t1, t2 = J[3 * c + 1] @ v, J[3 * c + 2] @ v
         tangential = xdot - (contacts.normal[c] @ xdot) * contacts.normal[c]
         assert abs(np.hypot(t1, t2) - np.linalg.norm(tangential)) < 1e-6 * max(1.0, np.abs(xdot).max())
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_trees(max_bodies=8))
+def test_jacobian_times_equals_the_dense_product(tree):
+    """The minv path's J X read off the tree (velocity passes, column blocks) is the dense J @ X,
+    for more columns than one block and for pair contacts."""
+    model, rng = tree
+    q = model.neutral_q()
+    contacts = random_contacts(model, rng, int(rng.integers(1, 6)))
+    X = rng.normal(size=(model.nv, int(rng.integers(1, 80))))
+    U = np.empty((3 * len(contacts), X.shape[1]))
+    jacobian_times(model.tree, world_axes_at(model, q), X, contacts.body.astype(np.int64), contacts.other_bodies(),
+                   point_maps(contacts.point, contact_directions(contacts.normal)), U)
+    np.testing.assert_allclose(U, contact_jacobian(model, q, contacts) @ X, rtol=0, atol=1e-12 * max(1.0, abs(X).max()))
 
 
 @settings(max_examples=60, deadline=None)

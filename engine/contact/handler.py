@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.kinematics import link_poses
-from .jacobian import ancestor_dofs
 from .pgs import solve_contacts
 from .pairs import body_contacts, candidate_pairs, segment_shapes
 from .shapes import Contacts, candidate_points, colliding_bodies, ground_contacts
@@ -66,7 +65,6 @@ class ContactHandler:
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
         self.margin = 0.02 if margin is None else float(margin)
         self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
-        self._ancestors = ancestor_dofs(self.model)
         self._warm: dict = {}
         self.last: ContactStep | None = None
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
@@ -100,7 +98,7 @@ class ContactHandler:
         if k == 0:
             self.last, self._warm = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0))), {}
             return v
-        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self._ancestors)
+        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag)
         t3 = time.perf_counter()
         self.seconds["space"] += t3 - t1
         u_free = space.velocity(v)

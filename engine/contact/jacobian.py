@@ -24,16 +24,6 @@ def world_axes(tree, ws, s_w):
             transform_motion_inverse(ws.X0_E[i], ws.X0_r[i], ws.S[vs + d], s_w[vs + d])
 
 
-def ancestor_dofs(model) -> list:
-    """Per body, the indices of its own and its ancestors' dofs (the columns its Jacobian may fill)."""
-    out: list = []
-    for b in range(model.n_bodies):
-        own = np.arange(model.v_start[b], model.v_start[b] + model.joint_nv[b])
-        p = int(model.body_parent[b])
-        out.append(own if p < 0 else np.concatenate([out[p], own]))
-    return out
-
-
 def tangent_basis(n: np.ndarray) -> np.ndarray:
     """(k, 2, 3) unit tangents t₁, t₂ with (n, t₁, t₂) right-handed, for unit normals n (k, 3)."""
     seed = np.where(np.abs(n[:, :1]) < 0.9, np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 1.0, 0.0]]))
@@ -47,22 +37,87 @@ def contact_directions(normal: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([normal[:, None, :], tangent_basis(normal)], axis=1))
 
 
-def contact_jacobian(model, q, contacts, ancestors=None) -> np.ndarray:
-    """J (3k, nv) for k contacts at configuration q: rows (n, t₁, t₂) of each contact."""
-    ancestors = ancestor_dofs(model) if ancestors is None else ancestors
+def point_maps(point: np.ndarray, dirs: np.ndarray) -> np.ndarray:
+    """F (k, 3, 6): row r of contact c maps a spatial velocity [ω; v] (world, at the origin) to
+    d_r · (v + ω × x) = [x × d_r; d_r] · [ω; v], the velocity of the contact point x along d_r."""
+    return np.ascontiguousarray(np.concatenate([np.cross(point[:, None, :], dirs), dirs], axis=2))
+
+
+@kernel
+def fill_jacobian(tree, s_w, body, other, F, J):
+    """J (3k, nv), zeroed: row 3c+r = F[c, r] · s_d on the dofs d of body[c] and its ancestors,
+    minus the same for other[c] (when ≥ 0) — an ancestor walk per contact, Θ(k · depth)."""
+    for c in range(body.shape[0]):
+        for side in range(2):
+            i = body[c] if side == 0 else other[c]
+            sign = 1.0 if side == 0 else -1.0
+            while i >= 0:
+                vs = tree.v_start[i]
+                for d in range(tree.joint_nv[i]):
+                    for r in range(3):
+                        s = 0.0
+                        for e in range(6):
+                            s += F[c, r, e] * s_w[vs + d, e]
+                        J[3 * c + r, vs + d] += sign * s
+                i = tree.parent[i]
+
+
+@kernel
+def jacobian_times(tree, s_w, X, body, other, F, U):
+    """U (3k, m) = J X for X (nv, m) without forming J: each column of X taken as a generalized
+    velocity, one outward pass gives every body's spatial velocity (V_i = V_parent + Σ s_d x_d),
+    and F reads the contact points' velocities off them — Θ((n + k) m), columns a block at a time
+    so the innermost loops run along contiguous memory."""
+    n = tree.parent.shape[0]
+    m = X.shape[1]
+    block = 32
+    V = np.zeros((n, 6, block))
+    acc = np.zeros(block)
+    for j0 in range(0, m, block):
+        jb = min(block, m - j0)
+        for i in range(n):
+            p = tree.parent[i]
+            vs = tree.v_start[i]
+            for e in range(6):
+                if p >= 0:
+                    for j in range(jb):
+                        V[i, e, j] = V[p, e, j]
+                else:
+                    for j in range(jb):
+                        V[i, e, j] = 0.0
+                for d in range(tree.joint_nv[i]):
+                    s = s_w[vs + d, e]
+                    for j in range(jb):
+                        V[i, e, j] += s * X[vs + d, j0 + j]
+        for c in range(body.shape[0]):
+            b, o = body[c], other[c]
+            for r in range(3):
+                for j in range(jb):
+                    acc[j] = 0.0
+                for e in range(6):
+                    f = F[c, r, e]
+                    for j in range(jb):
+                        acc[j] += f * V[b, e, j]
+                    if o >= 0:
+                        for j in range(jb):
+                            acc[j] -= f * V[o, e, j]
+                for j in range(jb):
+                    U[3 * c + r, j0 + j] = acc[j]
+
+
+def world_axes_at(model, q) -> np.ndarray:
+    """s_w (nv, 6) at configuration q."""
     ws = model.data
     _kinematics_kernel(model.tree, np.ascontiguousarray(q, dtype=float), ws)
     s_w = np.empty((model.nv, 6))
     world_axes(model.tree, ws, s_w)
-    k = len(contacts)
-    dirs = contact_directions(contacts.normal)
-    J = np.zeros((3 * k, model.nv))
-    for c, (b, o) in enumerate(zip(contacts.body, contacts.other_bodies())):
-        for body, sign in ((b, 1.0), (o, -1.0)):  # relative velocity: body minus the other (−1: the ground)
-            if body < 0:
-                continue
-            cols = ancestors[body]
-            S = s_w[cols]
-            point_velocity = S[:, 3:] + np.cross(S[:, :3], contacts.point[c])  # (m, 3)
-            J[3 * c:3 * c + 3, cols] += sign * (dirs[c] @ point_velocity.T)
+    return s_w
+
+
+def contact_jacobian(model, q, contacts) -> np.ndarray:
+    """J (3k, nv) for k contacts at configuration q: rows (n, t₁, t₂) of each contact."""
+    F = point_maps(contacts.point, contact_directions(contacts.normal))
+    J = np.zeros((3 * len(contacts), model.nv))
+    fill_jacobian(model.tree, world_axes_at(model, q), np.ascontiguousarray(contacts.body, dtype=np.int64),
+                  np.ascontiguousarray(contacts.other_bodies(), dtype=np.int64), F, J)
     return J

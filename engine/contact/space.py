@@ -3,12 +3,15 @@
 Three ways there, selectable and equal to round-off (seed 004, §6.3):
 
 * ``"minv"``     — M⁻¹ by Drumwright's Θ(n²) impulse propagation (``engine.minv``,
-  columns split over ``threads`` numba threads, §6.2), then W = M⁻¹ Jᵀ and A = J W;
+  columns split over ``threads`` numba threads, §6.2); then Wᵀ = J M⁻¹ and A = J W by
+  ``jacobian.jacobian_times``, which reads J off the tree (one velocity pass per column)
+  instead of multiplying by a dense J: Θ(n² + n k + k²) after the inverse, where the
+  dense products would be Θ(n² k);
 * ``"cholesky"`` — M by CRBA, M = L Lᵀ by LAPACK, X = L⁻¹ Jᵀ, A = Xᵀ X, and the
-  response L⁻ᵀ (X λ): O(n³) for the factor;
+  response L⁻ᵀ (X λ): O(n³) for the factor and Θ(n² k) for the triangular solve;
 * ``"impulse"``  — the same propagation as ``minv`` started from the contacts' own
   test impulses instead of unit joint impulses (``algorithms.impulse_response``):
-  M⁻¹ Jᵀ column by column in Θ(n) each, Θ(n k + k²) in all, no M⁻¹ and no n² k product.
+  M⁻¹ Jᵀ column by column in Θ(n) each, Θ(n k + k²) in all, no M⁻¹.
 
 A is symmetrized so the solver sees the same problem whichever way it came.
 
@@ -26,7 +29,7 @@ import scipy.linalg
 from ..algorithms.crba import crba
 from ..algorithms.impulse_response import contact_impulses_response, contact_space_columns, contact_velocities
 from ..algorithms.minv import minv, prepare_minv
-from .jacobian import contact_directions, contact_jacobian
+from .jacobian import contact_directions, fill_jacobian, jacobian_times, point_maps, world_axes_at
 
 METHODS = ("minv", "cholesky", "impulse")
 
@@ -34,47 +37,53 @@ METHODS = ("minv", "cholesky", "impulse")
 class ContactSpace:
     """A (3k, 3k), ``velocity(v) -> J v`` and ``response(λ) -> M⁻¹ Jᵀ λ`` for ``contacts`` at q."""
 
-    def __init__(self, model, q, contacts, method: str = "minv", threads: int = 1, inertia=None, joint_diag=None,
-                 ancestors=None):
+    def __init__(self, model, q, contacts, method: str = "minv", threads: int = 1, inertia=None, joint_diag=None):
         if method not in METHODS:
             raise ValueError(f"contact method must be one of {', '.join(METHODS)}, got {method!r}")
         self.method, self.model = method, model
         q = np.ascontiguousarray(q, dtype=float)
         if inertia is not None:
             inertia = np.ascontiguousarray(inertia, dtype=float)
+        if joint_diag is not None:
+            joint_diag = np.ascontiguousarray(joint_diag, dtype=float)
+        self._body = np.ascontiguousarray(contacts.body, dtype=np.int64)
+        self._other = np.ascontiguousarray(contacts.other_bodies())
+        self._point = np.ascontiguousarray(contacts.point, dtype=float)
+        self._dirs = contact_directions(contacts.normal)
+        k3 = 3 * len(contacts)
+        A = np.empty((k3, k3))
         if method == "impulse":
-            self._body = np.ascontiguousarray(contacts.body, dtype=np.int64)
-            self._other = np.ascontiguousarray(contacts.other_bodies())
-            self._point = np.ascontiguousarray(contacts.point, dtype=float)
-            self._dirs = contact_directions(contacts.normal)
             self._s_w, U_w = np.empty((model.nv, 6)), np.empty((model.nv, 6))
             ws = model.data
-            prepare_minv(model.tree, q, ws, self._s_w, U_w, inertia,
-                         None if joint_diag is None else np.ascontiguousarray(joint_diag, dtype=float))
+            prepare_minv(model.tree, q, ws, self._s_w, U_w, inertia, joint_diag)
             self._U_w, self._Dinv = U_w, ws.Dinv.copy()
-            A = np.empty((3 * len(contacts), 3 * len(contacts)))
-            contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._other, self._point, self._dirs,
-                                  A)
+            contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._other, self._point,
+                                  self._dirs, A)
+        elif method == "minv":
+            Minv = minv(model, q, threads=threads, inertia=inertia, joint_diag=joint_diag)
+            self._s_w = world_axes_at(model, q)
+            F = point_maps(self._point, self._dirs)
+            self._Wt = np.empty((k3, model.nv))  # J M⁻¹ = (M⁻¹ Jᵀ)ᵀ, M⁻¹ being symmetric
+            jacobian_times(model.tree, self._s_w, Minv, self._body, self._other, F, self._Wt)
+            jacobian_times(model.tree, self._s_w, np.ascontiguousarray(self._Wt.T), self._body, self._other, F, A)
         else:
-            self.J = J = contact_jacobian(model, q, contacts, ancestors)
-            if method == "minv":
-                self._W = minv(model, q, threads=threads, inertia=inertia, joint_diag=joint_diag) @ J.T  # M⁻¹ Jᵀ
-                A = J @ self._W
-            else:
-                M = crba(model, q, inertia=inertia)
-                if joint_diag is not None:
-                    M[np.diag_indices_from(M)] += joint_diag
-                try:
-                    self._L = scipy.linalg.cholesky(M, lower=True, check_finite=False)
-                except np.linalg.LinAlgError:
-                    raise ValueError("contact: the mass matrix is not positive definite (a massless moving body?)") from None
-                self._X = scipy.linalg.solve_triangular(self._L, J.T, lower=True, check_finite=False)  # L⁻¹ Jᵀ
-                A = self._X.T @ self._X
+            self._s_w = world_axes_at(model, q)
+            self.J = J = np.zeros((k3, model.nv))
+            fill_jacobian(model.tree, self._s_w, self._body, self._other, point_maps(self._point, self._dirs), J)
+            M = crba(model, q, inertia=inertia)
+            if joint_diag is not None:
+                M[np.diag_indices_from(M)] += joint_diag
+            try:
+                self._L = scipy.linalg.cholesky(M, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                raise ValueError("contact: the mass matrix is not positive definite (a massless moving body?)") from None
+            self._X = scipy.linalg.solve_triangular(self._L, J.T, lower=True, check_finite=False)  # L⁻¹ Jᵀ
+            A = self._X.T @ self._X
         self.A = 0.5 * (A + A.T)
 
     def velocity(self, v: np.ndarray) -> np.ndarray:
         """u = J v (3k,): the contact points' velocities along (n, t₁, t₂)."""
-        if self.method != "impulse":
+        if self.method == "cholesky":
             return self.J @ v
         u = np.empty(3 * self._body.shape[0])
         contact_velocities(self.model.tree, self._s_w, np.ascontiguousarray(v, dtype=float), self._body, self._other,
@@ -84,7 +93,7 @@ class ContactSpace:
     def response(self, lam: np.ndarray) -> np.ndarray:
         """Δv = M⁻¹ Jᵀ λ: the change of generalized velocity the contact impulses λ cause."""
         if self.method == "minv":
-            return self._W @ lam
+            return self._Wt.T @ lam
         if self.method == "cholesky":
             return scipy.linalg.solve_triangular(self._L, self._X @ lam, lower=True, trans="T", check_finite=False)
         dq = np.empty(self.model.nv)
