@@ -10,7 +10,6 @@ from .algorithms.aba import aba_kernel
 from .energy import kinetic_energy, potential_energy
 from .errors import SimulationError
 from .integrators import integrate
-from .joints import difference
 from .model import State
 from .scene import Scene
 from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
@@ -141,16 +140,10 @@ class Simulator:
 
     def energy(self) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        s, st, sc = self.state, self._stepper, self.scene
+        s, st = self.state, self._stepper
         if self.solver in ("baraff", "hard-constraints"):  # gravity and joints only (the solvers refuse other forces)
             return kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q)
         st.evaluate(s.q, s.qd, s.t)
-        iq, iv = st._scalar_q, st._scalar_v  # scalar coordinates (revolute, prismatic, universal): q ⊖ rest = q − rest
-        d = s.q[iq] - sc.joint_rest[iq]
-        joint_pe = 0.5 * float(sc.joint_stiffness[iv] @ (d * d))
-        for j in st._manifold_joints:
-            name = self.model.joint_names[j]
-            d = difference(int(self.model.joint_type[j]), sc.joint_rest[self.model.q_slice(name)], s.q[self.model.q_slice(name)])
-            joint_pe += 0.5 * float(sc.joint_stiffness[self.model.v_slice(name)] @ (d * d))
+        joint_pe = st.joint_spring_energy(s.q)
         return (kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q) + st.spring_energy
                 + st.point_force_energy + joint_pe)

@@ -24,44 +24,32 @@ SEGMENT = (0.14, 0.10, 0.05)  # box edge lengths, m
 UPPER, LOWER, FOOT = 0.08, 0.10, 0.012  # leg lengths and foot radius, m
 
 
-def _rx(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def _rz(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0], [0, 0, 1]])
-
-
-def _quat(R):
-    """Unit quaternion (w, x, y, z) of a rotation matrix (all angles here are well below π)."""
-    w = 0.5 * np.sqrt(max(1.0 + np.trace(R), 1e-12))
-    return np.array([w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)])
-
-
 class CentipedeGait:
     """Moves the hip springs' rest rotations along the gait (a scene controller)."""
 
     def __init__(self, model, n_segments, *, frequency=1.5, swing=0.35, lift=0.35, wave=np.pi / 3):
         self.omega, self.swing, self.lift, self.wave = 2 * np.pi * frequency, swing, lift, wave
-        self.hips = [(model.q_slice(f"hip_{side}{i}").start, i, side)
-                     for i in range(n_segments) for side in ("r", "l")]
+        hips = [(model.q_slice(f"hip_{side}{i}").start, i, 1.0 if side == "r" else -1.0)
+                for i in range(n_segments) for side in ("r", "l")]
+        self._qs = np.array([h[0] for h in hips], dtype=np.int64)
+        self._phase = np.array([-i * wave + (0.0 if sign > 0 else np.pi) for _, i, sign in hips])
+        self._sign = np.array([h[2] for h in hips])
+
+    def quaternions(self, t: float) -> np.ndarray:
+        """(2 n_segments, 4): every hip's target Rz(±ψ) Rx(∓β) as a unit quaternion (w, x, y, z);
+        right leg: +ψ moves its foot forward, −β lifts it (the left leg mirrors)."""
+        theta = self.omega * t + self._phase
+        half_z = 0.5 * self._sign * self.swing * np.sin(theta)
+        half_x = -0.5 * self._sign * self.lift * np.maximum(0.0, np.cos(theta))
+        cz, sz, cx, sx = np.cos(half_z), np.sin(half_z), np.cos(half_x), np.sin(half_x)
+        return np.stack([cz * cx, cz * sx, sz * sx, sz * cx], axis=1)
 
     def targets(self, t: float):
         """{q index: quaternion} of every hip at time t."""
-        out = {}
-        for qs, i, side in self.hips:
-            theta = self.omega * t - i * self.wave + (np.pi if side == "l" else 0.0)
-            sign = 1.0 if side == "r" else -1.0
-            psi = self.swing * np.sin(theta)
-            beta = self.lift * max(0.0, np.cos(theta))
-            out[qs] = _quat(_rz(sign * psi) @ _rx(-sign * beta))  # right leg: +ψ moves its foot forward, −β lifts it
-        return out
+        return dict(zip(self._qs.tolist(), self.quaternions(t)))
 
     def __call__(self, scene, t: float) -> None:
-        for qs, quat in self.targets(t).items():
-            scene.joint_rest[qs:qs + 4] = quat
+        scene.joint_rest[self._qs[:, None] + np.arange(4)] = self.quaternions(t)
 
 
 def centipede(n_segments: int = 10, *, gait: bool = True, friction: float = 1.0, hip_gain: float = 20.0,

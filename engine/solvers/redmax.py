@@ -44,6 +44,7 @@ from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
+from ..control.spd import configuration_difference
 from ..forces.point_force import point_force_kernel
 from ..forces.point_pair import point_pair_kernel
 from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
@@ -205,7 +206,9 @@ class RedMaxStepper:
         scalar = [j for j in stiff if model.joint_type[j] in (J.REVOLUTE, J.PRISMATIC, J.UNIVERSAL)]
         self._scalar_q = np.array([model.q_start[j] + k for j in scalar for k in range(model.joint_nv[j])], dtype=np.int64)
         self._scalar_v = np.array([model.v_start[j] + k for j in scalar for k in range(model.joint_nv[j])], dtype=np.int64)
-        self._manifold_joints = [j for j in stiff if j not in set(scalar)]
+        self._manifold_v = np.array([model.v_start[j] + k for j in stiff if j not in set(scalar)
+                                     for k in range(model.joint_nv[j])], dtype=np.int64)
+        self._difference = np.zeros(nv)
         self._cols_idx = np.zeros(nv, dtype=np.int64)
         self._cols_idx_b = np.zeros(nv, dtype=np.int64)
         self._cols_vec = np.zeros((nv, 6))
@@ -219,16 +222,27 @@ class RedMaxStepper:
         self.velocity_filter = None  # v⁺ = filter(q, v*) before the position update (ground contact)
 
     # ------------------------------------------------------------ forces
+    def joint_displacement(self, q) -> np.ndarray:
+        """q ⊖ q_rest (nv,) on the dofs with joint springs, 0 elsewhere: coordinates subtract for
+        scalar joints, spherical and free joints take the manifold difference (one kernel for all)."""
+        sc = self.scene
+        d = np.zeros(self.model.nv)
+        iq, iv = self._scalar_q, self._scalar_v
+        d[iv] = q[iq] - sc.joint_rest[iq]
+        if self._manifold_v.size:
+            iv = self._manifold_v
+            d[iv] = configuration_difference(self.model, sc.joint_rest, q, self._difference)[iv]
+        return d
+
+    def joint_spring_energy(self, q) -> float:
+        """½ (q ⊖ q_rest)ᵀ K_r (q ⊖ q_rest) (J)."""
+        d = self.joint_displacement(q)
+        return 0.5 * float(self.scene.joint_stiffness @ (d * d))
+
     def reduced_forces(self, q):
         """f_r = −K_r (q ⊖ q_rest) (nv,) and r = h D_r + h² K_r."""
-        sc, model, h = self.scene, self.model, self.dt
-        f = np.zeros(model.nv)
-        iq, iv = self._scalar_q, self._scalar_v
-        f[iv] = -sc.joint_stiffness[iv] * (q[iq] - sc.joint_rest[iq])
-        for j in self._manifold_joints:  # spherical: the rotation vector from the rest quaternion
-            qs, vs = model.q_slice(model.joint_names[j]), model.v_slice(model.joint_names[j])
-            f[vs] = -sc.joint_stiffness[vs] * J.difference(int(model.joint_type[j]), sc.joint_rest[qs], q[qs])
-        return f, h * sc.joint_damping + h * h * sc.joint_stiffness
+        sc, h = self.scene, self.dt
+        return -sc.joint_stiffness * self.joint_displacement(q), h * sc.joint_damping + h * h * sc.joint_stiffness
 
     def evaluate(self, q, qd, t):
         """Kinematics at (q, q̇) and every force: fills wrench, A, coupling; returns (f_r, r)."""
