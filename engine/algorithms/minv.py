@@ -164,21 +164,40 @@ def prepare_minv(tree, q, ws, s_w, U_w, inertia=None, joint_diag=None):
 
 
 @kernel
-def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv):
-    """Minv (nv, nv) = M(q)⁻¹ in Θ(n²), BLOCK columns at a time (single thread); needs prepare_minv.
+def read_point_rows(dv, k0, nb, body, other, F, Wt):
+    """Wt[:, k0:k0+nb] = J M⁻¹ on those columns, read off the velocity pass: column k's Δv of every
+    body (dv) is the motion M⁻¹ e_k, and row r of contact c is F[c, r] · (Δv_body − Δv_other)
+    (other < 0: the world) — the contact point's velocity along its direction, 18 k per column."""
+    for c in range(body.shape[0]):
+        i, o = body[c], other[c]
+        for r in range(3):
+            for b in range(nb):
+                s = 0.0
+                for e in range(6):
+                    s += F[c, r, e] * dv[i, b, e]
+                if o >= 0:
+                    for e in range(6):
+                        s -= F[c, r, e] * dv[o, b, e]
+                Wt[3 * c + r, k0 + b] = s
 
-    """
+
+@kernel
+def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, Wt):
+    """Minv (nv, nv) = M(q)⁻¹ in Θ(n²), BLOCK columns at a time (single thread); needs prepare_minv.
+    With contact rows (body, other, F, see ``read_point_rows``; empty for none) also Wt = J M⁻¹."""
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
     Y = np.zeros((BLOCK, n, 6))
     dv = np.zeros((n, BLOCK, 6))
     u = np.zeros(nv)
     for k0 in range(0, nv, BLOCK):
-        minv_columns(tree, s_w, U_w, Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
+        nb = min(BLOCK, nv - k0)
+        minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv)
+        read_point_rows(dv, k0, nb, body, other, F, Wt)
 
 
 @kernel(parallel=True)
-def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, n_chunks):
+def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, Wt, n_chunks):
     """Like minv_kernel, with the column blocks split over ``n_chunks`` threads (seed §5.2, §6.2)."""
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
@@ -189,7 +208,13 @@ def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, n_chunks):
         u = np.zeros(nv)
         for blk in range(t, n_blocks, n_chunks):
             k0 = blk * BLOCK
-            minv_columns(tree, s_w, U_w, Dinv, k0, min(BLOCK, nv - k0), dof_body, Y, dv, u, Minv)
+            nb = min(BLOCK, nv - k0)
+            minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv)
+            read_point_rows(dv, k0, nb, body, other, F, Wt)
+
+
+_NO_BODIES = np.zeros(0, dtype=np.int64)
+_NO_MAPS = np.zeros((0, 3, 6))
 
 
 def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None) -> np.ndarray:
@@ -200,9 +225,20 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None) -> np.nda
     link-frame blocks replacing the bodies' inertias and joint_diag (nv,) added to the joint
     space (an armature: D = Sᵀ Iᴬ S + diag) give (M' + diag)⁻¹ the same way, M' = crba(inertia).
     """
+    return minv_and_point_rows(model, q, _NO_BODIES, _NO_BODIES, _NO_MAPS, threads=threads, inertia=inertia,
+                               joint_diag=joint_diag)[0]
+
+
+def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None):
+    """(M⁻¹ (nv, nv), Wt = J M⁻¹ (3k, nv), s_w (nv, 6)) in one Θ(n² + n k) propagation.
+
+    J: the rows F[c, r] · (velocity of body[c] − of other[c]) (``contact.jacobian.point_maps``), which
+    the velocity pass of every column hands over for free; s_w: the world dof axes at q.
+    """
     q = as_q(model, q)
     nv = model.nv
     Minv = np.empty((nv, nv))
+    Wt = np.empty((3 * body.shape[0], nv))
     s_w = np.empty((nv, 6))
     U_w = np.empty((nv, 6))
     ws = model.data
@@ -212,7 +248,7 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None) -> np.nda
         joint_diag = np.ascontiguousarray(joint_diag, dtype=float)
     prepare_minv(model.tree, q, ws, s_w, U_w, inertia, joint_diag)
     if threads > 1:
-        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, int(threads))
+        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, Wt, int(threads))
     else:
-        minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv)
-    return Minv
+        minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, Wt)
+    return Minv, Wt, s_w

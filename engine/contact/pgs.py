@@ -24,8 +24,8 @@ from .._jit import kernel
 
 
 @kernel
-def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol):
-    """Solve in place: lam (3k,) impulses from warm start; u (3k,) = u_free + A lam on entry,
+def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor):
+    """Solve in place (A symmetric, as the contact-space inertia is): lam (3k,) impulses from warm start; u (3k,) = u_free + A lam on entry,
     updated to the final contact velocities. Returns the number of sweeps."""
     k = target_n.shape[0]
     d = np.zeros(3)
@@ -36,6 +36,8 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol):
         scale = 1e-300
         for c in range(k):
             r = 3 * c
+            if A[r, r] <= floor:  # nothing can move this contact (λ was zeroed): leave it out
+                continue
             ln = max(0.0, lam[r] - (u[r] - target_n[c]) / A[r, r])
             d[0] = ln - lam[r]
             # friction block with the normal update applied
@@ -59,10 +61,12 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol):
             lam[r] = ln
             lam[r + 1] = t1
             lam[r + 2] = t2
+            if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:
+                # u += A[:, r:r+3] d, read along rows r…r+2 (A is symmetric): contiguous, one pass
+                d0, d1, d2 = d[0], d[1], d[2]
+                for i in range(3 * k):
+                    u[i] += A[r, i] * d0 + A[r + 1, i] * d1 + A[r + 2, i] * d2
             for j in range(3):
-                if d[j] != 0.0:
-                    for i in range(3 * k):
-                        u[i] += A[i, r + j] * d[j]
                 change = max(change, abs(d[j]))
                 scale = max(scale, abs(lam[r + j]))
         if change <= tol * scale:
@@ -71,10 +75,16 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol):
 
 
 def solve_contacts(A, u_free, target_n, mu, lam0=None, *, max_iter: int = 200, tol: float = 1e-10):
-    """Impulses λ (3k,), final contact velocities u (3k,) and sweeps for the contact problem above."""
+    """Impulses λ (3k,), final contact velocities u (3k,) and sweeps for the contact problem above;
+    A (3k, 3k) symmetric (``ContactSpace.A`` is symmetrized)."""
     k = target_n.shape[0]
     lam = np.zeros(3 * k) if lam0 is None else np.array(lam0, dtype=float)
+    # A contact whose bodies cannot move along its normal (both welded to the world, or to each
+    # other) has A_nn ≈ 0; it gets no impulse instead of 0/0. Floor: an effective mass of 1e12 kg.
+    floor = 1e-12 * max(1.0, float(np.max(np.diag(A), initial=0.0)))
+    frozen = np.repeat(np.diag(A)[0::3] <= floor, 3) if k else np.zeros(0, bool)
+    lam[frozen] = 0.0
     u = u_free + A @ lam
     sweeps = pgs_kernel(np.ascontiguousarray(A), u, np.ascontiguousarray(target_n, dtype=float),
-                        np.ascontiguousarray(mu, dtype=float), lam, int(max_iter), float(tol)) if k else 0
+                        np.ascontiguousarray(mu, dtype=float), lam, int(max_iter), float(tol), floor) if k else 0
     return lam, u, sweeps

@@ -3,10 +3,10 @@
 Three ways there, selectable and equal to round-off (seed 004, §6.3):
 
 * ``"minv"``     — M⁻¹ by Drumwright's Θ(n²) impulse propagation (``engine.minv``,
-  columns split over ``threads`` numba threads, §6.2); then Wᵀ = J M⁻¹ and A = J W by
-  ``jacobian.jacobian_times``, which reads J off the tree (one velocity pass per column)
-  instead of multiplying by a dense J: Θ(n² + n k + k²) after the inverse, where the
-  dense products would be Θ(n² k);
+  columns split over ``threads`` numba threads, §6.2). Its velocity pass gives every
+  body's Δv for each unit joint impulse, so Wᵀ = J M⁻¹ is read off on the way (Θ(n k));
+  A = J W then by ``jacobian.jacobian_times``, one tree velocity pass per column of W,
+  Θ(n k + k²). A dense J would cost Θ(n² k) in the products;
 * ``"cholesky"`` — M by CRBA, M = L Lᵀ by LAPACK, X = L⁻¹ Jᵀ, A = Xᵀ X, and the
   response L⁻ᵀ (X λ): O(n³) for the factor and Θ(n² k) for the triangular solve;
 * ``"impulse"``  — the same propagation as ``minv`` started from the contacts' own
@@ -28,7 +28,7 @@ import scipy.linalg
 
 from ..algorithms.crba import crba
 from ..algorithms.impulse_response import contact_impulses_response, contact_space_columns, contact_velocities
-from ..algorithms.minv import minv, prepare_minv
+from ..algorithms.minv import minv_and_point_rows, prepare_minv
 from .jacobian import contact_directions, fill_jacobian, jacobian_times, point_maps, world_axes_at
 
 METHODS = ("minv", "cholesky", "impulse")
@@ -60,11 +60,10 @@ class ContactSpace:
             contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._other, self._point,
                                   self._dirs, A)
         elif method == "minv":
-            Minv = minv(model, q, threads=threads, inertia=inertia, joint_diag=joint_diag)
-            self._s_w = world_axes_at(model, q)
             F = point_maps(self._point, self._dirs)
-            self._Wt = np.empty((k3, model.nv))  # J M⁻¹ = (M⁻¹ Jᵀ)ᵀ, M⁻¹ being symmetric
-            jacobian_times(model.tree, self._s_w, Minv, self._body, self._other, F, self._Wt)
+            # Wt = J M⁻¹ = (M⁻¹ Jᵀ)ᵀ comes out of the inverse's own velocity pass
+            _, self._Wt, self._s_w = minv_and_point_rows(model, q, self._body, self._other, F, threads=threads,
+                                                          inertia=inertia, joint_diag=joint_diag)
             jacobian_times(model.tree, self._s_w, np.ascontiguousarray(self._Wt.T), self._body, self._other, F, A)
         else:
             self._s_w = world_axes_at(model, q)
