@@ -88,9 +88,9 @@ def test_point_rows_read_off_the_inverse_are_j_minv(tree):
     F = point_maps(contacts.point, contact_directions(contacts.normal))
     expected = contact_jacobian(model, q, contacts) @ engine.minv(model, q)
     for threads in (1, 2):
-        Minv, Wt, _ = minv_and_point_rows(model, q, contacts.body.astype(np.int64), contacts.other_bodies(), F,
-                                          threads=threads)
-        assert rel_err(Wt, expected) < 1e-12 and rel_err(Minv, engine.minv(model, q)) < 1e-14
+        Minv, W, _ = minv_and_point_rows(model, q, contacts.body.astype(np.int64), contacts.other_bodies(), F,
+                                         threads=threads)
+        assert rel_err(W.T, expected) < 1e-12 and rel_err(Minv, engine.minv(model, q)) < 1e-14
 
 
 @settings(max_examples=60, deadline=None)

@@ -164,27 +164,28 @@ def prepare_minv(tree, q, ws, s_w, U_w, inertia=None, joint_diag=None):
 
 
 @kernel
-def read_point_rows(dv, k0, nb, body, other, F, Wt):
-    """Wt[:, k0:k0+nb] = J M⁻¹ on those columns, read off the velocity pass: column k's Δv of every
-    body (dv) is the motion M⁻¹ e_k, and row r of contact c is F[c, r] · (Δv_body − Δv_other)
-    (other < 0: the world) — the contact point's velocity along its direction, 18 k per column."""
-    for c in range(body.shape[0]):
-        i, o = body[c], other[c]
-        for r in range(3):
-            for b in range(nb):
+def read_point_rows(dv, k0, nb, body, other, F, W):
+    """W[k0:k0+nb] = M⁻¹ Jᵀ on those rows, read off the velocity pass: column k's Δv of every body
+    (dv) is the motion M⁻¹ e_k, and (J M⁻¹ e_k)[3c+r] = F[c, r] · (Δv_body − Δv_other) (other < 0:
+    the world) — the contact point's velocity along its direction; M⁻¹ symmetric makes that row k
+    of M⁻¹ Jᵀ. 18 k flops per column, written along W's rows."""
+    for b in range(nb):
+        for c in range(body.shape[0]):
+            i, o = body[c], other[c]
+            for r in range(3):
                 s = 0.0
                 for e in range(6):
                     s += F[c, r, e] * dv[i, b, e]
                 if o >= 0:
                     for e in range(6):
                         s -= F[c, r, e] * dv[o, b, e]
-                Wt[3 * c + r, k0 + b] = s
+                W[k0 + b, 3 * c + r] = s
 
 
 @kernel
-def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, Wt):
+def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W):
     """Minv (nv, nv) = M(q)⁻¹ in Θ(n²), BLOCK columns at a time (single thread); needs prepare_minv.
-    With contact rows (body, other, F, see ``read_point_rows``; empty for none) also Wt = J M⁻¹."""
+    With contact rows (body, other, F, see ``read_point_rows``; empty for none) also W = M⁻¹ Jᵀ."""
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
     Y = np.zeros((BLOCK, n, 6))
@@ -193,11 +194,11 @@ def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, Wt):
     for k0 in range(0, nv, BLOCK):
         nb = min(BLOCK, nv - k0)
         minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv)
-        read_point_rows(dv, k0, nb, body, other, F, Wt)
+        read_point_rows(dv, k0, nb, body, other, F, W)
 
 
 @kernel(parallel=True)
-def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, Wt, n_chunks):
+def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W, n_chunks):
     """Like minv_kernel, with the column blocks split over ``n_chunks`` threads (seed §5.2, §6.2)."""
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
@@ -210,7 +211,7 @@ def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W
             k0 = blk * BLOCK
             nb = min(BLOCK, nv - k0)
             minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv)
-            read_point_rows(dv, k0, nb, body, other, F, Wt)
+            read_point_rows(dv, k0, nb, body, other, F, W)
 
 
 _NO_BODIES = np.zeros(0, dtype=np.int64)
@@ -230,7 +231,7 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None) -> np.nda
 
 
 def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None):
-    """(M⁻¹ (nv, nv), Wt = J M⁻¹ (3k, nv), s_w (nv, 6)) in one Θ(n² + n k) propagation.
+    """(M⁻¹ (nv, nv), W = M⁻¹ Jᵀ (nv, 3k), s_w (nv, 6)) in one Θ(n² + n k) propagation.
 
     J: the rows F[c, r] · (velocity of body[c] − of other[c]) (``contact.jacobian.point_maps``), which
     the velocity pass of every column hands over for free; s_w: the world dof axes at q.
@@ -238,7 +239,7 @@ def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=N
     q = as_q(model, q)
     nv = model.nv
     Minv = np.empty((nv, nv))
-    Wt = np.empty((3 * body.shape[0], nv))
+    W = np.empty((nv, 3 * body.shape[0]))
     s_w = np.empty((nv, 6))
     U_w = np.empty((nv, 6))
     ws = model.data
@@ -248,7 +249,7 @@ def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=N
         joint_diag = np.ascontiguousarray(joint_diag, dtype=float)
     prepare_minv(model.tree, q, ws, s_w, U_w, inertia, joint_diag)
     if threads > 1:
-        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, Wt, int(threads))
+        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W, int(threads))
     else:
-        minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, Wt)
-    return Minv, Wt, s_w
+        minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W)
+    return Minv, W, s_w

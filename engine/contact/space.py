@@ -4,7 +4,7 @@ Three ways there, selectable and equal to round-off (seed 004, §6.3):
 
 * ``"minv"``     — M⁻¹ by Drumwright's Θ(n²) impulse propagation (``engine.minv``,
   columns split over ``threads`` numba threads, §6.2). Its velocity pass gives every
-  body's Δv for each unit joint impulse, so Wᵀ = J M⁻¹ is read off on the way (Θ(n k));
+  body's Δv for each unit joint impulse, so W = M⁻¹ Jᵀ is read off on the way (Θ(n k));
   A = J W then by ``jacobian.jacobian_times``, one tree velocity pass per column of W,
   Θ(n k + k²). A dense J would cost Θ(n² k) in the products;
 * ``"cholesky"`` — M by CRBA, M = L Lᵀ by LAPACK, X = L⁻¹ Jᵀ, A = Xᵀ X, and the
@@ -61,10 +61,10 @@ class ContactSpace:
                                   self._dirs, A)
         elif method == "minv":
             F = point_maps(self._point, self._dirs)
-            # Wt = J M⁻¹ = (M⁻¹ Jᵀ)ᵀ comes out of the inverse's own velocity pass
-            _, self._Wt, self._s_w = minv_and_point_rows(model, q, self._body, self._other, F, threads=threads,
-                                                          inertia=inertia, joint_diag=joint_diag)
-            jacobian_times(model.tree, self._s_w, np.ascontiguousarray(self._Wt.T), self._body, self._other, F, A)
+            # W = M⁻¹ Jᵀ comes out of the inverse's own velocity pass
+            _, self._W, self._s_w = minv_and_point_rows(model, q, self._body, self._other, F, threads=threads,
+                                                         inertia=inertia, joint_diag=joint_diag)
+            jacobian_times(model.tree, self._s_w, self._W, self._body, self._other, F, A)
         else:
             self._s_w = world_axes_at(model, q)
             self.J = J = np.zeros((k3, model.nv))
@@ -92,7 +92,7 @@ class ContactSpace:
     def response(self, lam: np.ndarray) -> np.ndarray:
         """Δv = M⁻¹ Jᵀ λ: the change of generalized velocity the contact impulses λ cause."""
         if self.method == "minv":
-            return self._Wt.T @ lam
+            return self._W @ lam
         if self.method == "cholesky":
             return scipy.linalg.solve_triangular(self._L, self._X @ lam, lower=True, trans="T", check_finite=False)
         dq = np.empty(self.model.nv)
