@@ -18,6 +18,8 @@ def test_bench_hard_constraints_quick(tmp_path):
     assert all(int(r["bandwidth"]) <= int(r["bound"]) for r in hub if r["method"] == "split")
     steps = {r["method"]: float(r["stable_dt"]) for r in rows if r["scene"] == "strandbeest"}
     assert set(steps) == {"verlet", "symplectic"} and min(steps.values()) >= 0.01
+    top = {r["method"]: float(r["stable_dt"]) for r in rows if r["scene"] == "tumbling_top"}
+    assert set(top) == {"verlet", "symplectic"} and top["verlet"] > top["symplectic"]
     md = (tmp_path / "hard-constraints.md").read_text()
     assert "Appendix B" in md and "Appendix A" in md
     assert (tmp_path / "hard-constraints_hub.png").exists()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import box_inertia
 from ..model import ModelBuilder
 from ..scene import Scene
 
@@ -69,4 +70,17 @@ def four_bar(crank: float = 0.4, coupler: float = 1.0, rocker: float = 0.8, grou
     bar("rocker", -1, tuple(D), ang(B - D), rocker, "rocker_pivot")
     scene = Scene(b.finalize(), name="four_bar")
     scene.add_loop_closure("coupler", "rocker", B, kind="hinge", axis=(1, 0, 0), name="coupler_rocker")
+    return scene
+
+
+def tumbling_top(spin: float = 10.0, wobble: float = 0.3, size=(0.1, 0.2, 0.3), mass: float = 1.0) -> Scene:
+    """A free brick of ``size`` m spinning at ``spin`` rad/s about its intermediate principal axis (y)
+    with ``wobble`` rad/s about x, without gravity: it tumbles (the Dzhanibekov effect) while its
+    energy and angular momentum stay constant. Every gyroscopic term of the rotation update is
+    exercised, so it separates integrators that treat ω × Iω differently."""
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    b.add_body("brick", joint="free", mass=mass, inertia=box_inertia(mass, size),
+               shape={"type": "box", "size": tuple(size)}, joint_name="free")
+    scene = Scene(b.finalize(), name="tumbling_top")
+    scene.qd0[:3] = (wobble, spin, 0.0)  # body-frame angular velocity [ω; v]
     return scene

@@ -364,6 +364,8 @@ class HardConstraintSystem:
             C[g["row"]] = (angle - g["rate"] * t + np.pi) % (2 * np.pi) - np.pi
             put(g["row"], a, zeros((len(a), 3)), -axis)
             put(g["row"], b, zeros((len(a), 3)), axis)
+        if not vals:  # free bodies only: nothing to enforce
+            return C, scipy.sparse.csr_matrix((self.n_rows, 6 * n))
         J = scipy.sparse.csr_matrix((np.concatenate(vals), (np.concatenate(ri), np.concatenate(ci))),
                                     shape=(self.n_rows, 6 * n))
         return C, J
@@ -388,6 +390,8 @@ class HardConstraintSystem:
 
     def factor(self, J, Minv) -> LDLFactor:
         """LDLᵀ of J M⁻¹ Jᵀ (+ the redundancy regularization), symbolic analysis reused per pattern."""
+        if J.shape[0] == 0:  # free bodies only
+            return LDLFactor.factor(np.zeros((0, 0)))
         A = scipy.sparse.csc_matrix(J @ Minv @ J.T)
         A = A + scipy.sparse.diags(REGULARIZATION * np.maximum(A.diagonal(), 1e-300))
         A = scipy.sparse.csc_matrix(A)
@@ -600,9 +604,11 @@ class HardConstraintStepper:
 
 
 def step_size_rows(quick: bool):
-    """Largest stable step of velocity-Verlet and symplectic Euler on the Strandbeest (bench rows, text)."""
+    """Largest stable step of velocity-Verlet and symplectic Euler on the Strandbeest and on the tumbling
+    top, where the two differ (bench rows, text)."""
     from ..bench.report import Row, markdown_table
     from ..scenes.linkages import strandbeest
+    from ..scenes.simple import tumbling_top
 
     seconds = 1.0 if quick else 5.0
     rounds = 2 if quick else 7
@@ -613,6 +619,17 @@ def step_size_rows(quick: bool):
                        extra={"stable_dt": h, "seconds": seconds}))
         body.append([integrator, f"{h * 1e3:.3g} ms"])
     ratio = out[0].seconds_per_step / max(out[1].seconds_per_step, 1e-12)
+    top_seconds, top_lo, top_rounds = 5.0, (2.5e-3 if quick else 2.5e-4), (1 if quick else rounds)
+    top_body = []
+    for integrator in INTEGRATORS:
+        h = largest_stable_step(tumbling_top, integrator, top_seconds, lo=top_lo, hi=0.2, rounds=top_rounds,
+                                stable=keeps_energy)
+        out.append(Row("hard-constraints", "tumbling_top", integrator, 1, 0, h, 0,
+                       extra={"stable_dt": h, "seconds": top_seconds}))
+        top_body.append([integrator, f"{h * 1e3:.3g} ms" + (" (the bracket's top)" if h >= 0.2 else "")])
+    h_verlet, h_symplectic = out[2].seconds_per_step, out[3].seconds_per_step
+    top_ratio = (f"{h_verlet / h_symplectic:.0f}×" if h_symplectic > 0 else
+                 f"> {h_verlet / top_lo:.0f}× (symplectic Euler fails even at {top_lo * 1e3:g} ms)")
     text = ("## Appendix A: largest stable step on the Strandbeest (12 legs, crank 2 rad/s)\n\n"
             f"Stable: {seconds:g} s of walking in which every step's joint correction converges (≤ 30 "
             "iterations to 1e-9), the chassis stays within 5 cm of its starting height and moves forward; "
@@ -622,8 +639,32 @@ def step_size_rows(quick: bool):
             + f"\n\nvelocity-Verlet / symplectic Euler: **{ratio:.2f}×** (the seed: up to 6×). The two differ "
             "only in the gyroscopic terms of the rotation update (σ* in steps 1–3), which vanish for bodies "
             "turning about a principal axis, as every bar of this planar linkage does; see "
-            "docs/hard_constraints.md.\n")
+            "docs/hard_constraints.md.\n\n"
+            "## Appendix A: largest stable step on the tumbling top (where the gyroscopic terms matter)\n\n"
+            f"`engine.scenes.tumbling_top()`: a free brick spinning at 10 rad/s about its intermediate axis, no "
+            f"gravity. Stable: {top_seconds:g} s with the energy within 1 % of its start at every step; "
+            f"bisection over dt in log scale ({top_rounds} rounds between {top_lo * 1e3:g} ms and 0.2 s).\n\n"
+            + markdown_table(["integrator", "largest stable dt"], top_body)
+            + f"\n\nvelocity-Verlet / symplectic Euler: **{top_ratio}**. Symplectic Euler's explicit "
+            "−h I⁻¹(ω × Iω) feeds energy into a tumbling body; Appendix A's σ*, solved by Newton's method at "
+            "the step's end, does not.\n")
     return out, text
+
+
+def keeps_energy(make_scene, integrator: str, dt: float, seconds: float, tol: float = 0.01) -> bool:
+    """Runs ``seconds`` with the total energy within ``tol`` (relative) of its start at every step."""
+    from ..simulator import Simulator
+
+    sim = Simulator(make_scene(), "hard-constraints", dt=dt, integrator=integrator)
+    e0 = sim.energy()
+    try:
+        for _ in range(int(np.ceil(seconds / dt))):
+            sim.step()
+            if abs(sim.energy() - e0) > tol * abs(e0):
+                return False
+    except SimulationError:
+        return False
+    return True
 
 
 def is_stable(make_scene, integrator: str, dt: float, seconds: float) -> bool:
@@ -644,15 +685,17 @@ def is_stable(make_scene, integrator: str, dt: float, seconds: float) -> bool:
 
 
 def largest_stable_step(make_scene, integrator: str, seconds: float, lo: float = 1e-3, hi: float = 0.2,
-                        rounds: int = 7) -> float:
-    """Bisection (in log dt) for the largest dt that runs ``seconds`` stably (``is_stable``)."""
-    if not is_stable(make_scene, integrator, lo, seconds):
+                        rounds: int = 7, stable=None) -> float:
+    """Bisection (in log dt) for the largest dt that runs ``seconds`` stably (``stable``, by default
+    ``is_stable``: a walking mechanism; ``keeps_energy`` for a conservative scene)."""
+    stable = is_stable if stable is None else stable
+    if not stable(make_scene, integrator, lo, seconds):
         return 0.0
-    if is_stable(make_scene, integrator, hi, seconds):
+    if stable(make_scene, integrator, hi, seconds):
         return hi
     for _ in range(rounds):
         mid = float(np.sqrt(lo * hi))
-        if is_stable(make_scene, integrator, mid, seconds):
+        if stable(make_scene, integrator, mid, seconds):
             lo = mid
         else:
             hi = mid
