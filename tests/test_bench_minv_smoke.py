@@ -19,3 +19,15 @@ def test_bench_minv_quick_writes_csv_markdown_and_plots(tmp_path):
     md = (tmp_path / "minv.md").read_text()
     assert "Fig. 4" in md and "2 threads: speed-up" in md
     assert {p.name for p in tmp_path.glob("minv_*.png")} == {"minv_chain.png", "minv_branched.png", "minv_centipede.png"}
+
+
+def test_centipede_paths_script_times_and_walks(capsys):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import centipede_contact_paths as script
+    finally:
+        sys.path.pop(0)
+    assert script.main(["--segments", "3", "--rounds", "1", "--steps", "1"]) == 0
+    assert script.main(["--walk", "--segments", "3", "--seconds", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "cholesky / minv " in out and "3 segments, 0.05 s, minv path: forward" in out
