@@ -128,21 +128,3 @@ def contact_impulses_response(tree, s_w, U_w, Dinv, body, other, point, dirs, la
         for r in range(3):
             add_point_impulse(Y, body[c], other[c], point[c], dirs[c, r], lam[3 * c + r])
     impulse_response(tree, s_w, U_w, Dinv, Y, dq, dv)
-
-
-@kernel
-def contact_velocities(tree, s_w, v, body, other, point, dirs, u):
-    """u (3k,) = J v: the contacts' velocities along (n, t₁, t₂) from generalized velocities v."""
-    n = tree.parent.shape[0]
-    V = np.zeros((n, 6))
-    for i in range(n):
-        p = tree.parent[i]
-        vs = tree.v_start[i]
-        for c in range(6):
-            s = V[p, c] if p >= 0 else 0.0
-            for d in range(tree.joint_nv[i]):
-                s += s_w[vs + d, c] * v[vs + d]
-            V[i, c] = s
-    for c in range(body.shape[0]):
-        for r in range(3):
-            u[3 * c + r] = relative_velocity_along(V, body[c], other[c], point[c], dirs[c, r])

@@ -25,8 +25,9 @@ from .._jit import kernel
 
 @kernel
 def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor):
-    """Solve in place (A symmetric, as the contact-space inertia is): lam (3k,) impulses from warm start; u (3k,) = u_free + A lam on entry,
-    updated to the final contact velocities. Returns the number of sweeps."""
+    """Solve in place (A symmetric, as the contact-space inertia is): lam (3k,) impulses from warm
+    start; u (3k,) = u_free + A lam on entry, updated to the final contact velocities; contacts with
+    A_nn ≤ floor are skipped. Returns the number of sweeps."""
     k = target_n.shape[0]
     d = np.zeros(3)
     sweeps = 0

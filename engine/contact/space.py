@@ -27,7 +27,7 @@ import numpy as np
 import scipy.linalg
 
 from ..algorithms.crba import crba
-from ..algorithms.impulse_response import contact_impulses_response, contact_space_columns, contact_velocities
+from ..algorithms.impulse_response import contact_impulses_response, contact_space_columns
 from ..algorithms.minv import minv_and_point_rows, prepare_minv
 from .jacobian import contact_directions, fill_jacobian, jacobian_times, point_maps, world_axes_at
 
@@ -50,6 +50,7 @@ class ContactSpace:
         self._other = np.ascontiguousarray(contacts.other_bodies())
         self._point = np.ascontiguousarray(contacts.point, dtype=float)
         self._dirs = contact_directions(contacts.normal)
+        self._F = F = point_maps(self._point, self._dirs)
         k3 = 3 * len(contacts)
         A = np.empty((k3, k3))
         if method == "impulse":
@@ -60,7 +61,6 @@ class ContactSpace:
             contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._other, self._point,
                                   self._dirs, A)
         elif method == "minv":
-            F = point_maps(self._point, self._dirs)
             # W = M⁻¹ Jᵀ comes out of the inverse's own velocity pass
             _, self._W, self._s_w = minv_and_point_rows(model, q, self._body, self._other, F, threads=threads,
                                                          inertia=inertia, joint_diag=joint_diag)
@@ -68,7 +68,7 @@ class ContactSpace:
         else:
             self._s_w = world_axes_at(model, q)
             self.J = J = np.zeros((k3, model.nv))
-            fill_jacobian(model.tree, self._s_w, self._body, self._other, point_maps(self._point, self._dirs), J)
+            fill_jacobian(model.tree, self._s_w, self._body, self._other, F, J)
             M = crba(model, q, inertia=inertia)
             if joint_diag is not None:
                 M[np.diag_indices_from(M)] += joint_diag
@@ -84,10 +84,10 @@ class ContactSpace:
         """u = J v (3k,): the contact points' velocities along (n, t₁, t₂)."""
         if self.method == "cholesky":
             return self.J @ v
-        u = np.empty(3 * self._body.shape[0])
-        contact_velocities(self.model.tree, self._s_w, np.ascontiguousarray(v, dtype=float), self._body, self._other,
-                           self._point, self._dirs, u)
-        return u
+        u = np.empty((3 * self._body.shape[0], 1))
+        jacobian_times(self.model.tree, self._s_w, np.ascontiguousarray(v, dtype=float).reshape(-1, 1), self._body,
+                       self._other, self._F, u)
+        return u[:, 0]
 
     def response(self, lam: np.ndarray) -> np.ndarray:
         """Δv = M⁻¹ Jᵀ λ: the change of generalized velocity the contact impulses λ cause."""
