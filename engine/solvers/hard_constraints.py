@@ -651,37 +651,40 @@ def step_size_rows(quick: bool):
     return out, text
 
 
-def keeps_energy(make_scene, integrator: str, dt: float, seconds: float, tol: float = 0.01) -> bool:
-    """Runs ``seconds`` with the total energy within ``tol`` (relative) of its start at every step."""
+def _run(make_scene, integrator: str, dt: float, seconds: float, step_ok):
+    """The simulator after ``seconds`` of steps, or None when a step fails or ``step_ok(sim)`` is false."""
     from ..simulator import Simulator
 
     sim = Simulator(make_scene(), "hard-constraints", dt=dt, integrator=integrator)
-    e0 = sim.energy()
+    step_ok = step_ok(sim)  # bound to the start state
     try:
         for _ in range(int(np.ceil(seconds / dt))):
             sim.step()
-            if abs(sim.energy() - e0) > tol * abs(e0):
-                return False
+            if not step_ok(sim):
+                return None
     except SimulationError:
-        return False
-    return True
+        return None
+    return sim
+
+
+def keeps_energy(make_scene, integrator: str, dt: float, seconds: float, tol: float = 0.01) -> bool:
+    """Runs ``seconds`` with the total energy within ``tol`` (relative) of its start at every step."""
+    def within(start):
+        e0 = start.energy()
+        return lambda sim: abs(sim.energy() - e0) <= tol * abs(e0)
+
+    return _run(make_scene, integrator, dt, seconds, within) is not None
 
 
 def is_stable(make_scene, integrator: str, dt: float, seconds: float) -> bool:
     """Runs ``seconds`` with every correction converging, the base within 5 cm of its starting
     height and moving forward (the scene's first body must be on a free joint)."""
-    from ..simulator import Simulator
+    def level(start):
+        z0 = start.state.q[2]
+        return lambda sim: abs(sim.state.q[2] - z0) <= 0.05
 
-    sim = Simulator(make_scene(), "hard-constraints", dt=dt, integrator=integrator)
-    z0 = sim.state.q[2]
-    try:
-        for _ in range(int(np.ceil(seconds / dt))):
-            sim.step()
-            if abs(sim.state.q[2] - z0) > 0.05:
-                return False
-    except SimulationError:
-        return False
-    return bool(sim.state.q[0] > 0.0 and np.abs(sim.state.qd).max() < 1e3)
+    sim = _run(make_scene, integrator, dt, seconds, level)
+    return sim is not None and bool(sim.state.q[0] > 0.0 and np.abs(sim.state.qd).max() < 1e3)
 
 
 def largest_stable_step(make_scene, integrator: str, seconds: float, lo: float = 1e-3, hi: float = 0.2,
