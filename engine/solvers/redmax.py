@@ -38,7 +38,6 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from .. import joints as J
 from .._jit import kernel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
@@ -200,14 +199,9 @@ class RedMaxStepper:
         self._lnk = [np.zeros((n, 6)) for _ in range(2)]
         self.qd_guess = scene.qd0.copy()
         self.spring_energy = 0.0
+        # the dofs of joints with springs (the displacement is computed for every joint, then masked)
         stiff = [j for j in range(n) if scene.joint_stiffness[model.v_start[j]:model.v_start[j] + model.joint_nv[j]].any()]
-        self._stiff_joints = stiff
-        # scalar-coordinate joints (revolute, prismatic, universal): q and v indices coincide per dof
-        scalar = [j for j in stiff if model.joint_type[j] in (J.REVOLUTE, J.PRISMATIC, J.UNIVERSAL)]
-        self._scalar_q = np.array([model.q_start[j] + k for j in scalar for k in range(model.joint_nv[j])], dtype=np.int64)
-        self._scalar_v = np.array([model.v_start[j] + k for j in scalar for k in range(model.joint_nv[j])], dtype=np.int64)
-        self._manifold_v = np.array([model.v_start[j] + k for j in stiff if j not in set(scalar)
-                                     for k in range(model.joint_nv[j])], dtype=np.int64)
+        self._spring_v = np.array([model.v_start[j] + k for j in stiff for k in range(model.joint_nv[j])], dtype=np.int64)
         self._difference = np.zeros(nv)
         self._cols_idx = np.zeros(nv, dtype=np.int64)
         self._cols_idx_b = np.zeros(nv, dtype=np.int64)
@@ -223,15 +217,12 @@ class RedMaxStepper:
 
     # ------------------------------------------------------------ forces
     def joint_displacement(self, q) -> np.ndarray:
-        """q ⊖ q_rest (nv,) on the dofs with joint springs, 0 elsewhere: coordinates subtract for
-        scalar joints, spherical and free joints take the manifold difference (one kernel for all)."""
-        sc = self.scene
+        """q ⊖ q_rest (nv,) on the dofs with joint springs, 0 elsewhere, joint by joint on its manifold
+        (coordinates subtract; spherical and free joints take the rotation/twist difference)."""
         d = np.zeros(self.model.nv)
-        iq, iv = self._scalar_q, self._scalar_v
-        d[iv] = q[iq] - sc.joint_rest[iq]
-        if self._manifold_v.size:
-            iv = self._manifold_v
-            d[iv] = configuration_difference(self.model, sc.joint_rest, q, self._difference)[iv]
+        if self._spring_v.size:
+            iv = self._spring_v
+            d[iv] = configuration_difference(self.model, self.scene.joint_rest, q, self._difference)[iv]
         return d
 
     def joint_spring_energy(self, q) -> float:
