@@ -36,6 +36,24 @@ def chain(n: int = 10, link_length: float = 0.25, link_mass: float = 0.5, angle:
     return Scene(b.finalize(), name=f"chain{n}", q0=q0)
 
 
+def hanging_chain(n: int = 64, *, link_length: float = 0.1, link_mass: float = 1.0, damping: float = 0.05,
+                  speed: float = 0.1, seed: int = 0) -> Scene:
+    """n rods of ``link_length`` m and ``link_mass`` kg hanging from the origin on hinges whose axes
+    alternate between x and y (a chain an artist would rig), ``damping`` N·m·s/rad on every hinge,
+    started straight down with small random joint velocities (uniform in ±``speed`` rad/s, ``seed``)."""
+    if n < 1:
+        raise ValueError("hanging_chain needs at least one link")
+    b = ModelBuilder()
+    for i in range(n):
+        b.add_body(f"link{i}", parent=i - 1, joint="revolute", axis=(1, 0, 0) if i % 2 == 0 else (0, 1, 0),
+                   joint_origin=(0, 0, -link_length if i else 0.0), com=(0, 0, -link_length / 2), mass=link_mass,
+                   inertia=_rod_inertia(link_mass, link_length), joint_name=f"hinge{i}")
+    qd0 = np.random.default_rng(seed).uniform(-speed, speed, n)
+    scene = Scene(b.finalize(), name=f"hanging_chain{n}", q0=np.zeros(n), qd0=qd0)
+    scene.joint_damping[:] = damping
+    return scene
+
+
 def four_bar(crank: float = 0.4, coupler: float = 1.0, rocker: float = 0.8, ground: float = 1.0,
              crank_angle: float = 1.2) -> Scene:
     """Planar four-bar linkage in the yz plane, hinges about x.
