@@ -16,7 +16,7 @@ import time
 import bpy
 import numpy as np
 
-from . import follow, keyframes, mapping
+from . import follow, keyframes, mapping, snapshot
 
 from ._engine import engine
 
@@ -91,32 +91,68 @@ def _baked_objects(bscene):
     return [ob for ob in bscene.objects if ob.redmax.is_baked]
 
 
-def _suspend(ob):
-    """Show the pre-bake animation of ``ob``; returns what ``_resume`` needs to put the bake back."""
-    state = keyframes.current(ob)
-    keyframes.assign(ob, ob.redmax.previous_action, ob.redmax.previous_slot)
-    return ob, state
+def _quaternion_modes(ob, saved_json):
+    """Quaternion rotation on the object and the bones a bake keyed (named in its saved modes)."""
+    for name in json.loads(saved_json) if saved_json else {}:
+        if name == "":
+            ob.rotation_mode = "QUATERNION"
+        elif ob.pose and name in ob.pose.bones:
+            ob.pose.bones[name].rotation_mode = "QUATERNION"
 
 
-def _resume(saved):
-    ob, (action, slot) = saved
-    keyframes.assign(ob, action, slot)
+def _unbake_live(context, bscene):
+    """Show the scene as it was before the bake (previous actions, rigid bodies, constraints,
+    transforms) but keep the bake's records, so ``_rebake_live`` can put the bake back."""
+    baked = _baked_objects(bscene)
+    for ob in baked:
+        keyframes.assign(ob, ob.redmax.previous_action, ob.redmax.previous_slot)
+        _restore_rotation_modes(ob, ob.redmax.previous_rotation_modes)
+    saved = snapshot.stored(bscene)
+    problems = snapshot.restore(context, bscene, saved) if saved is not None else []
+    return baked, problems
 
 
-def clear_bake(bscene) -> int:
-    """Remove every action a bake wrote and give each object its previous animation and rotation
-    modes back; returns the number of objects cleared."""
+def _rebake_live(context, baked):
+    """Undo ``_unbake_live``: the baked objects leave the rigid body simulation and play their bake."""
+    snapshot.detach(context, baked)
+    for ob in baked:
+        s = ob.redmax
+        keyframes.assign(ob, s.baked_action, _slot_of(s.baked_action))
+        _quaternion_modes(ob, s.previous_rotation_modes)
+
+
+def _slot_of(action):
+    return action.slots[0].identifier if action is not None and len(action.slots) else ""
+
+
+def _forget_bake(bscene):
+    """Drop the records of the current bake (after ``_unbake_live``): actions, flags, snapshot."""
     cleared = 0
     for ob in _baked_objects(bscene):
         s = ob.redmax
         baked = s.baked_action
-        keyframes.assign(ob, s.previous_action, s.previous_slot)
-        _restore_rotation_modes(ob, s.previous_rotation_modes)
         s.baked_action, s.previous_action, s.previous_slot, s.previous_rotation_modes = None, None, "", ""
         if baked is not None and baked.users == 0:  # (the pointer above counted as a user)
             bpy.data.actions.remove(baked)
         s.is_baked = False
         cleared += 1
+    snapshot.forget(bscene)
+    return cleared
+
+
+def clear_bake(context, bscene=None) -> int:
+    """Put everything a bake changed back as it was before it (previous animation, rotation modes,
+    un-keyed transforms, rigid bodies, constraints, the rigid body world), remove the baked actions
+    and the bake's statistics; returns the number of objects cleared."""
+    bscene = bscene or context.scene
+    frame = bscene.frame_current
+    _, problems = _unbake_live(context, bscene)
+    cleared = _forget_bake(bscene)
+    st = bscene.redmax
+    st.last_frames = st.last_steps = st.last_max_iterations = 0
+    st.last_seconds = st.last_iterations = 0.0
+    st.last_message = "; ".join(problems)
+    bscene.frame_set(frame)
     return cleared
 
 
@@ -129,32 +165,65 @@ def _restore_rotation_modes(ob, saved):
             ob.pose.bones[name].rotation_mode = mode
 
 
+def selection(context):
+    """The objects a *Selected Only* bake maps: the selected ones and the constraints on them."""
+    chosen = set(context.selected_objects)
+    hosts = [ob for ob in context.scene.objects if ob.rigid_body_constraint is not None
+             and (ob in chosen or ob.rigid_body_constraint.object1 in chosen
+                  or ob.rigid_body_constraint.object2 in chosen)]
+    return list(dict.fromkeys([*context.selected_objects, *hosts]))
+
+
+def keyed_frames(frame_start, frame_end, step):
+    """Frames that get keys: every ``step``-th from the start, and always the last one."""
+    frames = list(range(frame_start, frame_end + 1, step))
+    if frames[-1] != frame_end:
+        frames.append(frame_end)
+    return np.array(frames)
+
+
 # ------------------------------------------------------------------------ job
 class BakeJob:
-    """One bake of ``scene.redmax`` settings over [frame_start, frame_end] (scene range by default)."""
+    """One bake of ``scene.redmax`` settings over [frame_start, frame_end] (the scene range unless
+    the bake's own range is on), keys every ``frame_step`` frames, after ``preroll`` simulated
+    frames before the first key; ``selected_only`` maps only the selected objects (others hold)."""
 
-    def __init__(self, context, *, solver=None, substeps=None, frame_start=None, frame_end=None):
+    def __init__(self, context, *, solver=None, substeps=None, frame_start=None, frame_end=None,
+                 frame_step=None, preroll=None, selected_only=None):
         bscene = context.scene
         settings = bscene.redmax
         self.context, self.bscene = context, bscene
         self.solver = (solver or settings.solver).lower()
         self.substeps = int(substeps or settings.substeps)
-        self.frame_start = int(bscene.frame_start if frame_start is None else frame_start)
-        self.frame_end = int(bscene.frame_end if frame_end is None else frame_end)
+        own = settings.use_bake_range
+        self.frame_start = int(frame_start if frame_start is not None
+                               else settings.bake_frame_start if own else bscene.frame_start)
+        self.frame_end = int(frame_end if frame_end is not None else settings.bake_frame_end if own else bscene.frame_end)
+        self.frame_step = int(frame_step if frame_step is not None else settings.frame_step)
+        self.preroll = int(preroll if preroll is not None else settings.preroll)
+        selected_only = settings.selected_only if selected_only is None else selected_only
         if self.frame_end <= self.frame_start:
             raise BakeError(f"frame range {self.frame_start}–{self.frame_end} is empty")
+        if self.frame_step < 1 or self.preroll < 0:
+            raise BakeError(f"key step {self.frame_step} must be ≥ 1 and preroll {self.preroll} ≥ 0")
+        self.sim_start = self.frame_start - self.preroll  # the simulation starts here, keys at frame_start
+        objects = selection(context) if selected_only else None
+        if selected_only and not objects:
+            raise BakeError("Selected Only: nothing is selected")
         fps = bscene.render.fps / bscene.render.fps_base
         self.dt = 1.0 / fps / self.substeps
         if settings.live_preview:
             settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
         self._frame_before = bscene.frame_current
-        self._suspended = [_suspend(ob) for ob in _baked_objects(bscene)]  # simulate from the unbaked scene
+        self._rebake, _ = _unbake_live(context, bscene)  # simulate from the scene as it was before the bake
+        # before any frame change moves animated values (objects the bake will not key are dropped in finish)
+        self.snapshot = snapshot.take(bscene, snapshot.objects_to_save(bscene, objects or bscene.objects))
         self.follow = None
         try:
-            armatures = follow.followed_armatures(bscene.objects)
-            samples = follow.sample_poses(bscene, armatures, range(self.frame_start, self.frame_end + 1))
-            bscene.frame_set(self.frame_start)
-            self.mapping = mapping.build(context)
+            armatures = follow.followed_armatures(bscene.objects if objects is None else objects)
+            samples = follow.sample_poses(bscene, armatures, range(self.sim_start, self.frame_end + 1))
+            bscene.frame_set(self.sim_start)
+            self.mapping = mapping.build(context, objects)
             if armatures:
                 self.follow = follow.Follow(self.mapping, samples)
                 self.follow.configure(self.mapping.scene)
@@ -171,24 +240,25 @@ class BakeJob:
 
     @property
     def n_frames(self) -> int:
-        return self.frame_end - self.frame_start + 1
+        """Simulated frames, preroll included."""
+        return self.frame_end - self.sim_start + 1
 
     def steps(self):
         """Generator: simulates one frame per ``next()`` and yields the fraction done."""
-        for f in range(self.frame_start + 1, self.frame_end + 1):
+        for f in range(self.sim_start + 1, self.frame_end + 1):
             t0 = time.perf_counter()
             try:
                 if self.follow is None:
                     self.sim.step(self.substeps)
                 else:  # targets move with the animation, substep by substep
                     for k in range(1, self.substeps + 1):
-                        self.follow.set_targets(self.sim.scene, f - 1 - self.frame_start, k / self.substeps)
+                        self.follow.set_targets(self.sim.scene, f - 1 - self.sim_start, k / self.substeps)
                         self.sim.step()
             except engine.SimulationError as err:
                 raise BakeError(f"frame {f}: {err}") from None
             self.seconds += time.perf_counter() - t0
             self.qs.append(self.sim.state.q.copy())
-            yield (f - self.frame_start) / (self.n_frames - 1)
+            yield (f - self.sim_start) / (self.n_frames - 1)
 
     def run(self, report=None):
         """Simulate everything (headless): prints progress every 10 %."""
@@ -199,20 +269,22 @@ class BakeJob:
                 report(frac)
 
     def abort(self):
-        """Put back the animation the scene had before the job started."""
-        for saved in self._suspended:
-            _resume(saved)
-        self._suspended = []
+        """Put back the scene as it was before the job started (an earlier bake included)."""
+        if self._rebake is not None:
+            _rebake_live(self.context, self._rebake)
+            self._rebake = None
         self.bscene.frame_set(self._frame_before)
 
     def finish(self) -> dict:
-        """Write the keys (all or nothing) and record the bake; returns statistics."""
+        """Check and write the keys (all or nothing), take the baked objects out of Blender's rigid
+        body simulation and record the bake; returns statistics."""
         if len(self.qs) != self.n_frames:
             raise BakeError("the simulation did not reach the last frame")
         t0 = time.perf_counter()
-        frames = np.arange(self.frame_start, self.frame_end + 1, dtype=float)
-        links = np.array([self.mapping.link_frames(q) for q in self.qs])  # (F, n, 4, 4), rigid
-        plans = self._channels(links)
+        frames = keyed_frames(self.frame_start, self.frame_end, self.frame_step)
+        qs = np.array(self.qs)[frames - self.sim_start]
+        links = np.array([self.mapping.link_frames(q) for q in qs])  # (F, n, 4, 4), rigid
+        plans = self._channels(links, frames)
         written = []
         try:
             for ob, channels in plans.items():
@@ -222,25 +294,28 @@ class BakeJob:
                 bpy.data.actions.remove(action)
             self.abort()
             raise
-        self._suspended = []
-        clear_bake(self.bscene)  # older bakes are replaced; every object shows its own animation again
+        if self._rebake is not None:  # older bakes are replaced (their snapshot too)
+            _forget_bake(self.bscene)
+            self._rebake = None
         for ob, action, slot in written:
             s = ob.redmax
             s.previous_action, s.previous_slot = keyframes.current(ob)
             s.previous_rotation_modes = self._set_rotation_modes(ob)
             keyframes.assign(ob, action, slot.identifier)
             s.baked_action, s.is_baked = action, True
+        snapshot.store(self.bscene, self.snapshot, keyed={ob for ob, _, _ in written})
+        snapshot.detach(self.context, [ob for ob, _, _ in written])
         self.bscene.frame_set(self._frame_before)
         stats = self.sim.stats
         its = np.asarray(stats.iterations, float)
-        result = {"frames": self.n_frames, "steps": (self.n_frames - 1) * self.substeps,
+        result = {"frames": len(frames), "steps": (self.n_frames - 1) * self.substeps,
                   "seconds": self.seconds, "write_seconds": time.perf_counter() - t0,
                   "mean_iterations": float(its.mean()) if its.size else 0.0,
                   "max_iterations": int(its.max()) if its.size else 0, "objects": len(written)}
         st = self.bscene.redmax
         st.last_frames, st.last_steps, st.last_seconds = result["frames"], result["steps"], result["seconds"]
         st.last_iterations, st.last_max_iterations = result["mean_iterations"], result["max_iterations"]
-        st.last_message = (f"{result['frames']} frames, {result['steps']} steps in {result['seconds']:.2f} s "
+        st.last_message = (f"{result['frames']} keyed frames, {result['steps']} steps in {result['seconds']:.2f} s "
                            f"(+{result['write_seconds']:.2f} s keys)")
         return result
 
@@ -257,15 +332,22 @@ class BakeJob:
                 pb.rotation_mode = "QUATERNION"
         return json.dumps(saved)
 
-    def _channels(self, links):
-        """{object: channels} from the simulated link frames (F, n, 4, 4)."""
+    def _channels(self, links, frames):
+        """{object: channels} from the simulated link frames (F, n, 4, 4); refuses non-finite keys."""
         plans: dict = {}
         for ob, bone, basis, with_location in local_bases(self.mapping, links):
             if bone:
                 path, group = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].', bone
             else:
                 path, group = "", "Object Transforms"
-            plans.setdefault(ob, []).extend(_basis_channels(basis, path, group, with_location))
+            channels = _basis_channels(basis, path, group, with_location)
+            for data_path, _, _, values in channels:
+                bad = ~np.isfinite(values)
+                if bad.any():
+                    what = f"bone '{bone}' of '{ob.name}'" if bone else f"object '{ob.name}'"
+                    raise BakeError(f"{what}: non-finite {data_path.rsplit('.', 1)[-1]} at frame "
+                                    f"{int(frames[np.argmax(bad)])}; nothing was written")
+            plans.setdefault(ob, []).extend(channels)
         return plans
 
 

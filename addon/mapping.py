@@ -86,6 +86,23 @@ def matrix(m) -> np.ndarray:
     return np.array(m, dtype=float).reshape(4, 4)
 
 
+MIN_SCALE = 1e-6  # below this an axis of an object's matrix counts as collapsed (zero scale)
+
+
+def check_matrix(W, what: str) -> None:
+    """Refuse a world matrix that cannot give a rigid frame: non-finite, a collapsed axis (zero
+    scale) or a mirrored one (negative scale); ``what`` names the element in the message."""
+    W = np.asarray(W, float)
+    if not np.isfinite(W).all():
+        raise MappingError(f"{what}: non-finite transform (scale, rotation or location is NaN or infinite)")
+    scale = np.linalg.norm(W[:3, :3], axis=0)
+    if scale.min() < MIN_SCALE * max(1.0, scale.max()):
+        raise MappingError(f"{what}: zero scale on its local {'XYZ'[int(np.argmin(scale))]} axis; "
+                           "give it a non-zero scale")
+    if np.linalg.det(W[:3, :3]) < 0:
+        raise MappingError(f"{what}: negative scale (mirrored object); apply the scale or make it positive")
+
+
 def rigid_part(W):
     """(R, p): the rotation (scale and shear removed by polar decomposition) and translation of W."""
     U, _, Vt = np.linalg.svd(W[:3, :3])
@@ -193,12 +210,14 @@ def _bone_limits(pose_bone, jtype, axis_rot):
 
 def _add_armature(b, arm_ob):
     A = matrix(arm_ob.matrix_world)
+    check_matrix(A, f"armature '{arm_ob.name}'")
     settings = arm_ob.redmax
     for bone in arm_ob.data.bones:  # parents come before children (recipes §3)
         pb = arm_ob.pose.bones[bone.name]
         W = A @ matrix(pb.matrix)
         target = Target(f"{arm_ob.name}:{bone.name}", arm_ob, bone.name, W)
         try:
+            check_matrix(W, "pose")
             R, p = rigid_part(W)
         except MappingError as err:
             raise MappingError(f"{_describe(target)}: {err}") from None
@@ -244,6 +263,10 @@ def _object_mass(ob, density, depsgraph):
             mesh.loop_triangles.foreach_get("vertices", tris)
         finally:
             ev.to_mesh_clear()
+        extent = np.ptp(co.reshape(n, 3), axis=0) if n else np.zeros(3)
+        if m == 0 or extent.min() <= 1e-9 * max(1.0, extent.max()):
+            raise MappingError(f"{what}: its mesh is degenerate (zero volume: flat, a line or empty); "
+                               "give it thickness")
         world = co.reshape(n, 3) @ W[:3, :3].T + W[:3, 3]
         if np.linalg.det(W[:3, :3]) < 0:
             tris = tris.reshape(m, 3)[:, ::-1]
@@ -306,16 +329,30 @@ def _constraint_joint(host):
                        "or GENERIC_SPRING)")
 
 
-def _add_rigid_objects(b, objects, density, depsgraph, closures, springs):
-    """Joint tree from Rigid Body Constraints; loop-closing constraints go to ``closures``."""
+def _hosts(bscene, objects):
+    """The enabled Rigid Body Constraint hosts among ``objects``, checked: both ends set and in the
+    scene (an object deleted with X stays alive through the pointer), a usable host frame."""
     hosts = [ob for ob in objects if ob.rigid_body_constraint is not None and ob.rigid_body_constraint.enabled]
+    for h in hosts:
+        c = h.rigid_body_constraint
+        what = f"rigid body constraint on '{h.name}'"
+        for i, o in enumerate((c.object1, c.object2), 1):
+            if o is None:
+                raise MappingError(f"{what}: needs both objects (object {i} is empty)")
+            if bscene.objects.get(o.name) != o:
+                raise MappingError(f"{what}: object {i} '{o.name}' is not in the scene (deleted?)")
+        check_matrix(matrix(h.matrix_world), what)
+    return hosts
+
+
+def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs):
+    """Joint tree from Rigid Body Constraints; loop-closing constraints go to ``closures``."""
+    hosts = _hosts(bscene, objects)
     constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
     dynamic = sorted((ob for ob in objects if _is_dynamic(ob, constrained)), key=lambda o: o.name)
     edges = []
     for h in sorted(hosts, key=lambda o: o.name):
         c = h.rigid_body_constraint
-        if c.object1 is None or c.object2 is None:
-            raise MappingError(f"rigid body constraint on '{h.name}': needs both objects")
         if c.type == "GENERIC_SPRING":
             springs.append(h)
             continue
@@ -323,6 +360,7 @@ def _add_rigid_objects(b, objects, density, depsgraph, closures, springs):
     dynamic_set, placed, used = set(dynamic), set(), set()
 
     def place(ob, parent_ob, host):
+        check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
         mass, com, inertia = _object_mass(ob, density, depsgraph)
         target = Target(ob.name, ob, "", matrix(ob.matrix_world))
         shape = _object_shape(ob)
@@ -331,10 +369,7 @@ def _add_rigid_objects(b, objects, density, depsgraph, closures, springs):
             b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)
         else:
             jtype, axis, jrot = _constraint_joint(host)
-            try:
-                R, p = rigid_part(matrix(host.matrix_world))
-            except MappingError as err:
-                raise MappingError(f"rigid body constraint on '{host.name}': {err}") from None
+            R, p = rigid_part(matrix(host.matrix_world))  # (the host's matrix was checked in _hosts)
             b.add(ob.name, target, parent_ob.name if parent_ob is not None else WORLD, jtype, R @ jrot, p, axis,
                   mass, com, inertia, shape_world=shape)
             if ob.redmax.joint_stiffness > 0 or ob.redmax.joint_damping > 0:
@@ -365,13 +400,16 @@ def _add_rigid_objects(b, objects, density, depsgraph, closures, springs):
                  and (h.rigid_body_constraint.object1 in dynamic_set or h.rigid_body_constraint.object2 in dynamic_set)]
 
 
-def _end(link, which, targets):
+def _end(bscene, link, which, targets):
     """(engine body or WORLD, world point at the start) of one end of a link."""
     ob, bone, point = ((link.object_a, link.bone_a, link.point_a) if which == "a"
                        else (link.object_b, link.bone_b, link.point_b))
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
     if ob is None or ob.name not in bpy.data.objects:
         raise MappingError(f"{what}: object {which.upper()} is missing (deleted?)")
+    if bscene.objects.get(ob.name) != ob:  # deleted with X: alive through this pointer, in no scene
+        raise MappingError(f"{what}: object {which.upper()} '{ob.name}' is not in the scene (deleted?)")
+    check_matrix(matrix(ob.matrix_world), f"{what}: object {which.upper()} '{ob.name}'")
     local = np.array([*point, 1.0])
     if bone:
         if ob.type != "ARMATURE" or bone not in ob.pose.bones:
@@ -399,7 +437,7 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
             _add_armature(b, ob)
     closures: list[tuple] = []
     springs: list[tuple] = []
-    _add_rigid_objects(b, objects, settings.density, depsgraph, closures, springs)
+    _add_rigid_objects(b, bscene, objects, settings.density, depsgraph, closures, springs)
     if not b.targets:
         raise MappingError("nothing to simulate: no simulated armature, rigid body constraint or active rigid body")
     model = b.mb.finalize()
@@ -416,7 +454,7 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
     for h in springs:
         _add_constraint_spring(scene, h, b.targets)
     for link in settings.links:
-        _add_link(scene, link, b.targets)
+        _add_link(scene, bscene, link, b.targets)
     if settings.collide_with_ground:
         if not any(sh and sh.get("collide", True) for sh in model.body_shapes):
             raise MappingError("ground plane: no simulated object or bone collides (turn Collide on for one, "
@@ -462,10 +500,10 @@ def _add_constraint_spring(scene, host, targets):
     scene.add_spring(ends[0], pts[0], ends[1], pts[1], k, damping=d, name=host.name)
 
 
-def _add_link(scene, link, targets):
+def _add_link(scene, bscene, link, targets):
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
-    a, pa, Wa = _end(link, "a", targets)
-    bb, pb, _ = _end(link, "b", targets)
+    a, pa, Wa = _end(bscene, link, "a", targets)
+    bb, pb, _ = _end(bscene, link, "b", targets)
     if a == WORLD and bb == WORLD:
         raise MappingError(f"{what}: neither end is on a simulated object or bone")
     try:

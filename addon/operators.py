@@ -117,7 +117,7 @@ class REDMAX_OT_clear_bake(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        n = bake.clear_bake(context.scene)
+        n = bake.clear_bake(context)
         self.report({"INFO"}, f"RedMax: cleared the bake of {n} object(s)")
         return {"FINISHED"}
 

@@ -65,9 +65,10 @@ class REDMAX_PG_link(bpy.types.PropertyGroup):
     object_b: PointerProperty(name="Object B", type=bpy.types.Object)  # type: ignore[valid-type]
     bone_b: StringProperty(name="Bone B")  # type: ignore[valid-type]
     point_b: FloatVectorProperty(name="Point B", size=3, subtype="TRANSLATION")  # type: ignore[valid-type]
-    stiffness: FloatProperty(name="Stiffness", default=1e5, min=0.0, soft_max=1e8, unit="NONE",  # type: ignore[valid-type]
-                             description="N/m")
-    damping: FloatProperty(name="Damping", default=100.0, min=0.0, description="N·s/m")  # type: ignore[valid-type]
+    stiffness: FloatProperty(name="Stiffness (N/m)", default=1e5, min=0.0, soft_max=1e8,  # type: ignore[valid-type]
+                             description="Force per metre of stretch, N/m (Blender has no unit for stiffness)")
+    damping: FloatProperty(name="Damping (N·s/m)", default=100.0, min=0.0,  # type: ignore[valid-type]
+                           description="Force per metre per second of stretching speed, N·s/m")
     use_current_length: BoolProperty(name="Rest Length from Pose", default=True,  # type: ignore[valid-type]
                                      description="Rest length = the distance at the first frame of the bake")
     rest_length: FloatProperty(name="Rest Length", default=1.0, min=0.0, unit="LENGTH")  # type: ignore[valid-type]
@@ -86,14 +87,16 @@ class REDMAX_PG_bone(bpy.types.PropertyGroup):
                        description="Hinge or slider axis (for a universal joint: the locked axis)")
     mass: FloatProperty(name="Mass", default=0.0, min=0.0, unit="MASS",  # type: ignore[valid-type]
                         description="kg; 0 = bone length × the armature's linear density")
-    stiffness: FloatProperty(name="Joint Stiffness", default=0.0, min=0.0,  # type: ignore[valid-type]
-                             description="N·m/rad pulling the joint back to its pose at the first frame")
-    damping: FloatProperty(name="Joint Damping", default=0.0, min=0.0, description="N·m·s/rad")  # type: ignore[valid-type]
-    follow_kp: FloatProperty(name="Follow Stiffness", default=500.0, min=0.0, soft_max=1e6,  # type: ignore[valid-type]
+    stiffness: FloatProperty(name="Joint Stiffness (N·m/rad)", default=0.0, min=0.0,  # type: ignore[valid-type]
+                             description="N·m/rad pulling the joint back to its pose at the first frame "
+                                         "(N/m for a slider)")
+    damping: FloatProperty(name="Joint Damping (N·m·s/rad)", default=0.0, min=0.0,  # type: ignore[valid-type]
+                           description="N·m·s/rad (N·s/m for a slider)")
+    follow_kp: FloatProperty(name="Follow Stiffness (N·m/rad)", default=500.0, min=0.0, soft_max=1e6,  # type: ignore[valid-type]
                              description="kp (N·m/rad) pulling the joint to the animated pose when the armature "
                                          "follows its animation (× the armature's gain scale); 0 with kd = 0: "
                                          "this bone does not follow")
-    follow_kd: FloatProperty(name="Follow Damping", default=5.0, min=0.0, soft_max=1e5,  # type: ignore[valid-type]
+    follow_kd: FloatProperty(name="Follow Damping (N·m·s/rad)", default=5.0, min=0.0, soft_max=1e5,  # type: ignore[valid-type]
                              description="kd (N·m·s/rad) of the follow controller (× the armature's gain scale); "
                                          "the bone lags the animation by about kd/kp seconds")
     collide: BoolProperty(name="Collide", default=True,  # type: ignore[valid-type]
@@ -106,14 +109,15 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
     """Per-object settings: rigid bodies and armatures."""
 
     simulate: BoolProperty(name="Simulate", default=False,  # type: ignore[valid-type]
-                           description="Simulate this object (rigid objects in Rigid Body Constraints and active "
-                                       "rigid bodies are simulated anyway) or this armature's bones")
+                           description="Simulate this object or this armature's bones (active rigid bodies and "
+                                       "meshes in Rigid Body Constraints are simulated anyway; the panel says so)")
     mass: FloatProperty(name="Mass", default=0.0, min=0.0, unit="MASS",  # type: ignore[valid-type]
                         description="kg; 0 = the Rigid Body mass, else mesh volume × the scene density")
-    joint_stiffness: FloatProperty(name="Joint Stiffness", default=0.0, min=0.0,  # type: ignore[valid-type]
-                                   description="Stiffness of the joint that attaches this object (N·m/rad or N/m), "
-                                               "about its pose at the first frame")
-    joint_damping: FloatProperty(name="Joint Damping", default=0.0, min=0.0)  # type: ignore[valid-type]
+    joint_stiffness: FloatProperty(name="Joint Stiffness (N·m/rad)", default=0.0, min=0.0,  # type: ignore[valid-type]
+                                   description="Stiffness of the joint that attaches this object, about its pose "
+                                               "at the first frame: N·m/rad for hinges and balls, N/m for sliders")
+    joint_damping: FloatProperty(name="Joint Damping (N·m·s/rad)", default=0.0, min=0.0,  # type: ignore[valid-type]
+                                 description="N·m·s/rad for hinges and balls, N·s/m for sliders")
     root: EnumProperty(name="Root", items=ROOT_ITEMS, default="FIXED")  # type: ignore[valid-type]
     linear_density: FloatProperty(name="Bone Density", default=2.0, min=1e-6,  # type: ignore[valid-type]
                                   description="kg per metre of bone length (bones without their own mass)")
@@ -137,6 +141,13 @@ def _live_preview_changed(settings, context):
     from . import preview  # (imports the engine; properties stay importable on their own)
 
     preview.live_preview_changed(settings, context)
+
+
+class REDMAX_PG_saved(bpy.types.PropertyGroup):
+    """One object of the pre-bake snapshot (addon/snapshot.py): a pointer (follows renames) and JSON."""
+
+    object: PointerProperty(type=bpy.types.Object)  # type: ignore[valid-type]
+    data: StringProperty()  # type: ignore[valid-type]
 
 
 class REDMAX_PG_scene(bpy.types.PropertyGroup):
@@ -163,6 +174,24 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
                                       subtype="FACTOR", description="Bounciness: 0 = no bounce, 1 = elastic")
     contact_method: EnumProperty(name="Contact Method", items=CONTACT_METHOD_ITEMS,  # type: ignore[valid-type]
                                  default="MINV", description="How the contact-space inertia is computed")
+    # bake options
+    use_bake_range: BoolProperty(name="Own Frame Range", default=False,  # type: ignore[valid-type]
+                                 description="Bake the range below instead of the scene's frame range")
+    bake_frame_start: IntProperty(name="Start", default=1,  # type: ignore[valid-type]
+                                  description="First keyed frame")
+    bake_frame_end: IntProperty(name="End", default=250,  # type: ignore[valid-type]
+                                description="Last keyed frame")
+    frame_step: IntProperty(name="Key Every", default=1, min=1, soft_max=120,  # type: ignore[valid-type]
+                            description="Write a key every N frames (the last frame is always keyed); "
+                                        "the simulation still steps every frame")
+    preroll: IntProperty(name="Preroll", default=0, min=0, soft_max=10000,  # type: ignore[valid-type]
+                         description="Frames simulated before the first keyed frame, so the motion has settled")
+    selected_only: BoolProperty(name="Selected Only", default=False,  # type: ignore[valid-type]
+                                description="Simulate and key only the selected objects (and the constraints on "
+                                            "them); other objects hold their place")
+    # what the bake changed outside its actions, for Clear Bake (addon/snapshot.py)
+    snapshot: StringProperty()  # type: ignore[valid-type]
+    snapshot_objects: CollectionProperty(type=REDMAX_PG_saved)  # type: ignore[valid-type]
     # statistics of the last bake (read-only in the UI)
     last_frames: IntProperty(default=0)  # type: ignore[valid-type]
     last_steps: IntProperty(default=0)  # type: ignore[valid-type]
@@ -172,7 +201,7 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     last_message: StringProperty(default="")  # type: ignore[valid-type]
 
 
-CLASSES = (REDMAX_PG_link, REDMAX_PG_bone, REDMAX_PG_object, REDMAX_PG_scene)
+CLASSES = (REDMAX_PG_link, REDMAX_PG_bone, REDMAX_PG_object, REDMAX_PG_saved, REDMAX_PG_scene)
 POINTERS = (
     (bpy.types.Scene, "redmax", REDMAX_PG_scene),
     (bpy.types.Object, "redmax", REDMAX_PG_object),

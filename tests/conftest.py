@@ -1,8 +1,40 @@
-"""Shared pytest setup: hypothesis profiles (``nojit`` runs fewer examples)."""
+"""Shared pytest setup: hypothesis profiles (``nojit`` runs fewer examples) and the add-on tests'
+Blender preamble (recipes §1): a private ``BLENDER_USER_RESOURCES`` before any ``import bpy``, the
+add-on registered once per test module (``addon_registered``) and an empty scene per test (``ctx``)."""
+import atexit
 import os
+import shutil
+import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("nojit", deadline=None, max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy`, else it writes into ~/.config/blender
+    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
+    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
+    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
+
+
+@pytest.fixture(scope="module")
+def addon_registered():
+    """The add-on registered for one test module (a module using it says ``autouse`` in its own fixture)."""
+    pytest.importorskip("bpy")
+    import addon
+
+    addon.register()
+    yield addon
+    addon.unregister()
+
+
+@pytest.fixture()
+def ctx(addon_registered):
+    """An empty scene at 60 fps with the add-on registered; returns ``bpy.context``."""
+    import bpy
+
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    bpy.context.scene.render.fps = 60
+    return bpy.context

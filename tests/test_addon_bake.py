@@ -1,91 +1,25 @@
 """The add-on in the real bpy wheel: mapping, bake correctness, failure safety, save/reload, demos."""
-import atexit
 import math
-import os
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy` (recipes §1)
-    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
-    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
-    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
 bpy = pytest.importorskip("bpy")
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import addon  # noqa: E402
 from addon import bake, links, mapping  # noqa: E402
 
 import engine  # noqa: E402
+from blender_rigs import X_TO_Z, armature as _armature, box as _box, constraint as _constraint  # noqa: E402
+from blender_rigs import empty as _empty, keys as _keys  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
-def registered():
-    addon.register()
+def registered(addon_registered):
     yield
-    addon.unregister()
-
-
-@pytest.fixture()
-def ctx():
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    scene = bpy.context.scene
-    scene.render.fps = 60
-    return bpy.context
-
-
-def _box(name, size, location, rotation=None):
-    import bmesh
-
-    me = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=1.0)
-    bmesh.ops.scale(bm, vec=size, verts=bm.verts)
-    bm.to_mesh(me)
-    bm.free()
-    ob = bpy.data.objects.new(name, me)
-    bpy.context.scene.collection.objects.link(ob)
-    M = np.eye(4)
-    if rotation is not None:
-        M[:3, :3] = rotation
-    M[:3, 3] = location
-    from mathutils import Matrix
-
-    ob.matrix_world = Matrix(M.tolist())
-    return ob
-
-
-def _empty(name, location=(0, 0, 0), rotation=None):
-    from mathutils import Matrix
-
-    ob = bpy.data.objects.new(name, None)
-    bpy.context.scene.collection.objects.link(ob)
-    M = np.eye(4)
-    if rotation is not None:
-        M[:3, :3] = rotation
-    M[:3, 3] = location
-    ob.matrix_world = Matrix(M.tolist())
-    return ob
-
-
-def _constraint(host, kind, a, b):
-    if bpy.context.scene.rigidbody_world is None:  # constraints live in a rigid body world
-        bpy.ops.rigidbody.world_add()
-    bpy.context.view_layer.objects.active = host
-    bpy.ops.rigidbody.constraint_add(type=kind)
-    c = host.rigid_body_constraint
-    c.object1, c.object2 = a, b
-    return c
-
-
-X_TO_Z = np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]])  # columns: local x, y, z; local z = world x
 
 
 def _pendulum(theta0=0.05, L=1.0, side=0.1):
@@ -206,18 +140,6 @@ def test_clear_bake_gives_the_previous_animation_back(ctx):
     assert not any(a.name.startswith(bake.BAKE_PREFIX) for a in bpy.data.actions)
 
 
-def _keys(ob):
-    out = []
-    for layer in ob.animation_data.action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                for fc in bag.fcurves:
-                    co = np.empty(2 * len(fc.keyframe_points), np.float32)
-                    fc.keyframe_points.foreach_get("co", co)
-                    out.append((fc.data_path, fc.array_index, co.tobytes()))
-    return sorted(out)
-
-
 def test_failed_bake_leaves_keyframes_bit_for_bit_and_names_the_cable(ctx):
     bob = _pendulum()
     other = _box("weight", (0.1, 0.1, 0.1), (0.5, 0, -1))
@@ -251,24 +173,6 @@ def test_cancelled_bake_leaves_keyframes_bit_for_bit(ctx):
     assert bob.animation_data.action == action and _keys(bob) == before
     assert not bob.redmax.is_baked and scene.frame_current == frame
     assert [a.name for a in bpy.data.actions] == [action.name]  # nothing left behind
-
-
-def _armature(ctx, name, bones):
-    """Armature object ``name`` with bones (name, head, tail, parent name or None[, connected]), in object mode;
-    a bone is connected when its head is its parent's tail unless told otherwise."""
-    arm = bpy.data.armatures.new(name)
-    ob = bpy.data.objects.new(name, arm)
-    ctx.scene.collection.objects.link(ob)
-    ctx.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
-    for bone, head, tail, parent, *connect in bones:
-        eb = arm.edit_bones.new(bone)
-        eb.head, eb.tail = head, tail
-        if parent is not None:
-            eb.parent = arm.edit_bones[parent]
-            eb.use_connect = connect[0] if connect else tuple(eb.head) == tuple(eb.parent.tail)
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return ob
 
 
 def test_armature_ik_locks_give_joint_types_and_axes(ctx):

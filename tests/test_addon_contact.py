@@ -1,91 +1,20 @@
 """Ground contact in the add-on (real bpy wheel): settings, contact shapes from objects and bones, bakes."""
-import atexit
-import os
-import shutil
-import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy` (recipes §1)
-    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
-    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
-    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
 bpy = pytest.importorskip("bpy")
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import addon  # noqa: E402
 from addon import bake, mapping  # noqa: E402
 
 import engine  # noqa: E402
+from blender_rigs import armature as _armature, box as _box, keys as _keys  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
-def registered():
-    addon.register()
+def registered(addon_registered):
     yield
-    addon.unregister()
-
-
-@pytest.fixture()
-def ctx():
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    bpy.context.scene.render.fps = 60
-    return bpy.context
-
-
-def _box(name, size, location, rotation=None):
-    import bmesh
-    from mathutils import Matrix
-
-    me = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=1.0)
-    bmesh.ops.scale(bm, vec=size, verts=bm.verts)
-    bm.to_mesh(me)
-    bm.free()
-    ob = bpy.data.objects.new(name, me)
-    bpy.context.scene.collection.objects.link(ob)
-    M = np.eye(4)
-    if rotation is not None:
-        M[:3, :3] = rotation
-    M[:3, 3] = location
-    ob.matrix_world = Matrix(M.tolist())
-    return ob
-
-
-def _armature(ctx, name, bones):
-    """Armature object with bones (name, head, tail, parent name or None), connected head to tail."""
-    arm = bpy.data.armatures.new(name)
-    ob = bpy.data.objects.new(name, arm)
-    ctx.scene.collection.objects.link(ob)
-    ctx.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
-    for bone, head, tail, parent in bones:
-        eb = arm.edit_bones.new(bone)
-        eb.head, eb.tail = head, tail
-        if parent is not None:
-            eb.parent = arm.edit_bones[parent]
-            eb.use_connect = True
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return ob
-
-
-def _keys(ob):
-    out = []
-    for layer in ob.animation_data.action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                for fc in bag.fcurves:
-                    co = np.empty(2 * len(fc.keyframe_points), np.float32)
-                    fc.keyframe_points.foreach_get("co", co)
-                    out.append((fc.data_path, fc.array_index, co.tobytes()))
-    return sorted(out)
 
 
 def _baked_z(ctx, ob, frames):

@@ -1,0 +1,240 @@
+"""What a bake changes outside its own actions, saved before the bake and put back by Clear Bake.
+
+A bake takes the baked objects out of Blender's rigid body simulation the way Blender's own
+*Bake to Keyframes* does (``rigidbody.objects_remove``; otherwise Bullet would place them on
+playback inside the rigid body cache range and freeze them past its end). That deletes their
+rigid body settings and empties the Rigid Body Constraints that point at them, and the baked
+actions overwrite the un-keyed transforms on every frame change. So before the first key is
+written the snapshot records, as JSON in Blender properties (it survives save and reload):
+
+* per object (``scene.redmax.snapshot_objects``: a pointer, so renames are followed, and JSON):
+  location, rotation (all modes), scale, the pose bones' transforms, whether it had animation
+  data, every writable setting of its rigid body and of its Rigid Body Constraint;
+* the rigid body world (``scene.redmax.snapshot``): enabled, collection, constraints collection,
+  the order of both collections' objects, solver settings, point cache range.
+
+Object pointers inside settings (a constraint's ends) are stored as indices into the
+snapshot's objects, names only for objects the snapshot does not hold.
+"""
+from __future__ import annotations
+
+import json
+
+import bpy
+
+TRANSFORMS = ("location", "rotation_mode", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+POSE_TRANSFORMS = TRANSFORMS
+WORLD_SKIP = ("collection", "constraints", "point_cache", "effector_weights")
+CACHE_SETTINGS = ("frame_start", "frame_end", "frame_step")
+
+
+def _value(v, refs):
+    if isinstance(v, bpy.types.Object):
+        return {"object": refs.get(v.name_full, v.name_full)}
+    if isinstance(v, bpy.types.ID):
+        return {"id": v.name_full}
+    if isinstance(v, set):
+        return sorted(v)
+    if hasattr(v, "__len__") and not isinstance(v, str):
+        return [_value(x, refs) for x in v]
+    return v
+
+
+def rna_settings(struct, refs, skip=()) -> dict:
+    """Every writable property of ``struct`` (not collections) as JSON values."""
+    out = {}
+    for p in struct.bl_rna.properties:
+        name = p.identifier
+        if name == "rna_type" or name in skip or p.is_readonly or p.type == "COLLECTION":
+            continue
+        out[name] = _value(getattr(struct, name), refs)
+    return out
+
+
+def _resolve(v, objects):
+    if isinstance(v, dict):
+        if "object" in v:
+            ref = v["object"]
+            return objects[ref] if isinstance(ref, int) else bpy.data.objects.get(ref)
+        return None
+    if isinstance(v, list) and v and isinstance(v[0], str):
+        return set(v)
+    return v
+
+
+def set_rna_settings(struct, settings: dict, objects) -> None:
+    """Assign saved settings (twice: an enum such as a collision shape can reset a dependent value)."""
+    for _ in range(2):
+        for name, v in settings.items():
+            value = _resolve(v, objects)
+            try:
+                if getattr(struct, name) != value:
+                    setattr(struct, name, value)
+            except (AttributeError, TypeError, ValueError):
+                pass  # a setting this Blender version does not accept in this state
+
+
+# ------------------------------------------------------------------------- take
+def objects_to_save(bscene, objects) -> list:
+    """The baked objects plus everything of the rigid body simulation: objects with a rigid body,
+    constraint hosts and the constraints' ends."""
+    out = dict.fromkeys(objects)
+    for ob in bscene.objects:
+        if ob.rigid_body is not None or ob.rigid_body_constraint is not None:
+            out[ob] = None
+            c = ob.rigid_body_constraint
+            for end in (c.object1, c.object2) if c is not None else ():
+                if end is not None:
+                    out[end] = None
+    return list(out)
+
+
+def take(bscene, objects) -> tuple:
+    """(world JSON, [(object, JSON)]) for ``objects`` (see ``objects_to_save``) and the world."""
+    refs = {ob.name_full: i for i, ob in enumerate(objects)}
+    entries = []
+    for ob in objects:
+        d = {"transforms": {k: _value(getattr(ob, k), refs) for k in TRANSFORMS},
+             "animation_data": ob.animation_data is not None}
+        if ob.pose is not None:
+            d["pose"] = {pb.name: {k: _value(getattr(pb, k), refs) for k in POSE_TRANSFORMS} for pb in ob.pose.bones}
+        if ob.rigid_body is not None:
+            d["rigid_body"] = rna_settings(ob.rigid_body, refs)
+        if ob.rigid_body_constraint is not None:
+            d["rigid_body_constraint"] = rna_settings(ob.rigid_body_constraint, refs)
+        entries.append((ob, json.dumps(d)))
+    w = bscene.rigidbody_world
+    world = None
+    if w is not None:
+        world = {"settings": rna_settings(w, refs, skip=WORLD_SKIP),
+                 "cache": {k: getattr(w.point_cache, k) for k in CACHE_SETTINGS},
+                 "effector_weights": rna_settings(w.effector_weights, refs)}
+        for key in ("collection", "constraints"):
+            coll = getattr(w, key)
+            world[key] = None if coll is None else {"name": coll.name_full,
+                                                    "objects": [_value(o, refs) for o in coll.objects]}
+    return json.dumps({"world": world}), entries
+
+
+def store(bscene, saved, keyed) -> None:
+    """Keep a snapshot from ``take`` in the scene (replacing an older one); transforms and
+    animation data only of the ``keyed`` objects (Clear Bake leaves other objects where they are)."""
+    world, entries = saved
+    s = bscene.redmax
+    s.snapshot_objects.clear()
+    for ob, data in entries:
+        if ob not in keyed:
+            d = json.loads(data)
+            for key in ("transforms", "pose", "animation_data"):
+                d.pop(key, None)
+            data = json.dumps(d)
+        item = s.snapshot_objects.add()
+        item.object, item.data = ob, data
+    s.snapshot = world
+
+
+def stored(bscene):
+    """The scene's snapshot in the form ``take`` returns, or None."""
+    s = bscene.redmax
+    if not s.snapshot:
+        return None
+    return s.snapshot, [(item.object, item.data) for item in s.snapshot_objects]
+
+
+def forget(bscene) -> None:
+    s = bscene.redmax
+    s.snapshot_objects.clear()
+    s.snapshot = ""
+
+
+# ---------------------------------------------------------------------- detach
+def detach(context, objects) -> None:
+    """Take ``objects`` out of Blender's rigid body simulation (what Bake to Keyframes does)."""
+    removed = [ob for ob in objects if ob.rigid_body is not None]
+    if removed:
+        with context.temp_override(selected_objects=removed, selected_editable_objects=removed,
+                                   object=removed[0], active_object=removed[0]):
+            bpy.ops.rigidbody.objects_remove()
+
+
+# --------------------------------------------------------------------- restore
+def restore(context, bscene, saved) -> list:
+    """Put back what ``take`` recorded; returns messages about what could not be restored."""
+    world_json, entries = saved
+    problems = []
+    objects = [ob for ob, _ in entries]
+    data = [json.loads(d) for _, d in entries]
+    world = json.loads(world_json)["world"]
+    if world is not None and bscene.rigidbody_world is None:
+        with context.temp_override(scene=bscene):
+            bpy.ops.rigidbody.world_add()
+    for ob, d in zip(objects, data):
+        if ob is None:
+            problems.append("an object saved before the bake no longer exists")
+            continue
+        if "rigid_body" in d:
+            if ob.rigid_body is None:
+                with context.temp_override(object=ob, active_object=ob, scene=bscene):
+                    bpy.ops.rigidbody.object_add(type=d["rigid_body"].get("type", "ACTIVE"))
+            set_rna_settings(ob.rigid_body, d["rigid_body"], objects)
+        if "rigid_body_constraint" in d:
+            if ob.rigid_body_constraint is None:
+                problems.extend(_add_constraint(context, ob, d["rigid_body_constraint"].get("type", "FIXED")))
+            if ob.rigid_body_constraint is not None:
+                set_rna_settings(ob.rigid_body_constraint, d["rigid_body_constraint"], objects)
+    for ob, d in zip(objects, data):
+        if ob is None:
+            continue
+        if "transforms" not in d:
+            continue
+        if ob.animation_data is not None and not d["animation_data"] and ob.animation_data.action is None:
+            ob.animation_data_clear()
+        for k, v in d["transforms"].items():
+            setattr(ob, k, v)
+        for name, values in d.get("pose", {}).items():
+            pb = ob.pose.bones.get(name) if ob.pose is not None else None
+            if pb is not None:
+                for k, v in values.items():
+                    setattr(pb, k, v)
+    w = bscene.rigidbody_world
+    if world is not None and w is not None:
+        set_rna_settings(w, world["settings"], objects)
+        set_rna_settings(w.effector_weights, world["effector_weights"], objects)
+        for k, v in world["cache"].items():
+            setattr(w.point_cache, k, v)
+        for key in ("collection", "constraints"):
+            saved_coll = world[key]
+            if saved_coll is None:
+                continue
+            coll = bpy.data.collections.get(saved_coll["name"])
+            if coll is None:
+                problems.append(f"rigid body world: collection '{saved_coll['name']}' no longer exists")
+                continue
+            if getattr(w, key) != coll:
+                setattr(w, key, coll)
+            _order(coll, [_resolve(v, objects) for v in saved_coll["objects"]])
+    return problems
+
+
+def _add_constraint(context, host, kind):
+    view_layer = context.view_layer
+    if view_layer.objects.get(host.name) != host:  # constraint_add works on the active object only
+        return [f"rigid body constraint on '{host.name}': cannot be re-added (the object is not in the view layer)"]
+    before = view_layer.objects.active
+    view_layer.objects.active = host  # constraint_add ignores overrides (recipes §8)
+    try:
+        bpy.ops.rigidbody.constraint_add(type=kind)
+    finally:
+        view_layer.objects.active = before
+    return []
+
+
+def _order(coll, wanted) -> None:
+    """Give ``coll`` its saved objects in the saved order (objects added since stay, first)."""
+    wanted = [ob for ob in wanted if ob is not None]
+    if [ob for ob in coll.objects if ob in wanted] == wanted:
+        return
+    for ob in wanted:
+        if coll.objects.get(ob.name) is not None:
+            coll.objects.unlink(ob)
+        coll.objects.link(ob)
