@@ -283,6 +283,7 @@ class BakeJob:
         t0 = time.perf_counter()
         frames = keyed_frames(self.frame_start, self.frame_end, self.frame_step)
         qs = np.array(self.qs)[frames - self.sim_start]
+        self._check_finite(qs, frames)
         links = np.array([self.mapping.link_frames(q) for q in qs])  # (F, n, 4, 4), rigid
         plans = self._channels(links, frames)
         written = []
@@ -318,6 +319,17 @@ class BakeJob:
         st.last_message = (f"{result['frames']} keyed frames, {result['steps']} steps in {result['seconds']:.2f} s "
                            f"(+{result['write_seconds']:.2f} s keys)")
         return result
+
+    def _check_finite(self, qs, frames):
+        """Refuse states (F, nq) with a NaN or infinity, naming the body and the frame."""
+        bad = ~np.isfinite(qs)
+        if not bad.any():
+            return
+        k, i = np.argwhere(bad)[0]
+        model = self.mapping.scene.model
+        j = next(j for j, name in enumerate(model.joint_names) if model.q_slice(name).start <= i < model.q_slice(name).stop)
+        what = mapping._describe(self.mapping.targets[j])
+        raise BakeError(f"{what}: the simulation gave a non-finite state at frame {int(frames[k])}; nothing was written")
 
     def _set_rotation_modes(self, ob):
         """Quaternion rotation on the baked object and bones; returns the previous modes as JSON."""

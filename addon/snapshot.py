@@ -149,7 +149,23 @@ def forget(bscene) -> None:
 
 # ---------------------------------------------------------------------- detach
 def detach(context, objects) -> None:
-    """Take ``objects`` out of Blender's rigid body simulation (what Bake to Keyframes does)."""
+    """Take ``objects`` out of Blender's rigid body simulation (what Bake to Keyframes does), and
+    the Rigid Body Constraints on them first: ``objects_remove`` alone leaves Bullet a constraint
+    to the freed body, and the next simulated frame crashes Blender (seen with a hinge chain)."""
+    objects = set(objects)
+    view_layer = context.view_layer
+    hosts = [h for h in context.scene.objects if h.rigid_body_constraint is not None
+             and (h in objects or h.rigid_body_constraint.object1 in objects
+                  or h.rigid_body_constraint.object2 in objects)
+             and any(o is not None and o.rigid_body is not None and o in objects
+                     for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2))
+             and view_layer.objects.get(h.name) == h]
+    if hosts:
+        before = view_layer.objects.active
+        for h in hosts:
+            view_layer.objects.active = h  # constraint_remove ignores overrides (recipes §8)
+            bpy.ops.rigidbody.constraint_remove()
+        view_layer.objects.active = before
     removed = [ob for ob in objects if ob.rigid_body is not None]
     if removed:
         with context.temp_override(selected_objects=removed, selected_editable_objects=removed,

@@ -3,7 +3,33 @@ from __future__ import annotations
 
 import bpy
 
+from . import bake, mapping
 from ._engine import engine
+
+_SUMMARY: dict = {"key": None, "value": None}
+
+
+def _summary_key(context):
+    """What the scene summary depends on (cheap to compute at every redraw)."""
+    bscene = context.scene
+    s = bscene.redmax
+    obs = []
+    for ob in bscene.objects:
+        rb, c = ob.rigid_body, ob.rigid_body_constraint
+        obs.append((ob.name, ob.type, ob.redmax.simulate, rb.type if rb else "", tuple(ob.scale),
+                    (c.type, c.enabled, getattr(c.object1, "name", ""), getattr(c.object2, "name", "")) if c else (),
+                    ob.select_get() if s.selected_only else False))
+    items = tuple((i.kind, getattr(i.object_a, "name", ""), getattr(i.object_b, "name", "")) for i in s.links)
+    return bscene.name, s.selected_only, tuple(obs), items
+
+
+def scene_summary(context) -> dict:
+    """``mapping.summary`` of the scene, recomputed only when something it depends on changed."""
+    key = _summary_key(context)
+    if key != _SUMMARY["key"]:
+        objects = bake.selection(context) if context.scene.redmax.selected_only else None
+        _SUMMARY["key"], _SUMMARY["value"] = key, mapping.summary(context, objects)
+    return _SUMMARY["value"]
 
 
 class _Tab(bpy.types.Panel):
@@ -32,7 +58,7 @@ class REDMAX_PT_main(_Tab):
         row.scale_y = 1.4
         row.operator("redmax.bake", icon="PHYSICS")
         row.operator("redmax.clear_bake", text="", icon="TRASH")
-        if s.last_message:
+        if s.last_message and (s.last_frames or s.last_message.startswith(("failed", "Live preview stopped"))):
             layout.label(text=s.last_message, icon="ERROR" if s.last_message.startswith(("failed", "Live preview stopped")) else "INFO")
         if s.last_steps:
             layout.label(text=f"PCG iterations: {s.last_iterations:.1f} mean, {s.last_max_iterations} max")
@@ -40,6 +66,44 @@ class REDMAX_PT_main(_Tab):
             layout.label(text=f"Engine {engine.__version__}, numba on", icon="CHECKMARK")
         else:
             layout.label(text=f"Engine {engine.__version__}: numba missing, pure-Python path (slow)", icon="INFO")
+
+
+class REDMAX_PT_bake_options(_Tab):
+    bl_label = "Bake Options"
+    bl_parent_id = "REDMAX_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        s = context.scene.redmax
+        layout.prop(s, "use_bake_range")
+        col = layout.column(align=True)
+        if s.use_bake_range:
+            col.prop(s, "bake_frame_start")
+            col.prop(s, "bake_frame_end")
+        else:
+            col.label(text=f"Scene range {context.scene.frame_start}–{context.scene.frame_end}")
+        layout.prop(s, "frame_step")
+        layout.prop(s, "preroll")
+        layout.prop(s, "selected_only")
+
+
+class REDMAX_PT_summary(_Tab):
+    bl_label = "Scene Summary"
+    bl_parent_id = "REDMAX_PT_main"
+
+    def draw(self, context):
+        layout = self.layout
+        info = scene_summary(context)
+        col = layout.column(align=True)
+        col.label(text=f"{info['bodies']} bodies, {info['joints']} joints, {info['dof']} DoF")
+        col.label(text=f"{info['links']} cables/springs, {info['closures']} loop closures")
+        if info["error"]:
+            col.label(text=f"Cannot bake: {info['error']}", icon="ERROR")
+        for reason, names in info["left_out"].items():
+            shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
+            col.label(text=f"Left out: {shown} — {reason}", icon="INFO")
 
 
 class REDMAX_PT_ground(_Tab):
@@ -92,7 +156,13 @@ class REDMAX_PT_body(_Tab):
             return
         os_ = ob.redmax
         layout.label(text=f"'{ob.name}'", icon="OBJECT_DATA")
-        layout.prop(os_, "simulate")
+        reason = mapping.simulated_reason(ob, context.scene)
+        if reason and not os_.simulate:  # simulated anyway: show it ticked, and why
+            row = layout.row()
+            row.enabled = False
+            row.label(text=f"Simulate: yes ({reason})", icon="CHECKBOX_HLT")
+        else:
+            layout.prop(os_, "simulate")
         if ob.type == "ARMATURE":
             layout.prop(os_, "root")
             layout.prop(os_, "linear_density")
@@ -103,11 +173,22 @@ class REDMAX_PT_body(_Tab):
                     layout.label(text="No action to follow", icon="ERROR")
         else:
             layout.prop(os_, "mass")
-            layout.prop(os_, "joint_stiffness")
-            layout.prop(os_, "joint_damping")
+            linear = _attached_by_slider(ob, context.scene)
+            if linear:
+                layout.prop(os_, "joint_stiffness", text="Joint Stiffness (N/m)")
+                layout.prop(os_, "joint_damping", text="Joint Damping (N·s/m)")
+            else:
+                layout.prop(os_, "joint_stiffness")
+                layout.prop(os_, "joint_damping")
             layout.prop(os_, "collide")
         if os_.is_baked:
             layout.label(text="baked (Clear Bake restores the previous animation)", icon="KEYFRAME")
+
+
+def _attached_by_slider(ob, bscene) -> bool:
+    """True if a SLIDER constraint holds ``ob`` (its joint stiffness is then N/m, not N·m/rad)."""
+    return any(h.rigid_body_constraint is not None and h.rigid_body_constraint.type == "SLIDER"
+               and ob in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) for h in bscene.objects)
 
 
 class REDMAX_UL_links(bpy.types.UIList):
@@ -166,4 +247,4 @@ class REDMAX_PT_tools(_Tab):
         self.layout.operator("redmax.run_benchmark")
 
 
-CLASSES = (REDMAX_PT_main, REDMAX_PT_ground, REDMAX_PT_body, REDMAX_UL_links, REDMAX_PT_links, REDMAX_PT_tools)
+CLASSES = (REDMAX_PT_main, REDMAX_PT_bake_options, REDMAX_PT_summary, REDMAX_PT_ground, REDMAX_PT_body, REDMAX_UL_links, REDMAX_PT_links, REDMAX_PT_tools)

@@ -142,7 +142,7 @@ def rna_dump(struct, depth=0, seen=None):
     out = {}
     for p in struct.bl_rna.properties:
         name = p.identifier
-        if name == "rna_type":
+        if name in ("rna_type", "session_uid"):  # (session_uid: a runtime number, new after a reload)
             continue
         try:
             v = getattr(struct, name)
@@ -256,3 +256,22 @@ def fcurve_world(ob, frame, bone=""):
                        frame)
         pose = pose @ rel @ basis
     return fcurve_world(ob, frame) @ pose
+
+
+def differences(a, b, path=""):
+    """Paths where two ``scene_snapshot`` values differ (for assertion messages)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            out += differences(a.get(k, "<missing>"), b.get(k, "<missing>"), f"{path}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += differences(x, y, f"{path}[{i}]")
+        return out
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return [] if all(not differences(x, y) for x, y in zip(a, b)) else [(path, a, b)]
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return []  # NaN kept as NaN
+    return [] if a == b else [(path, a, b)]

@@ -1,0 +1,368 @@
+"""Bakes of rigs built the artist's way (``bpy.ops.rigidbody.*``, rigid body world on), in the real bpy
+wheel: playback equals the keys at every frame past the rigid body cache end, Clear Bake restores
+everything bit for bit (also after save/reload), bad objects and links are refused by name with
+nothing changed, and the bake options."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+bpy = pytest.importorskip("bpy")
+
+from addon import bake, mapping, ui  # noqa: E402
+from blender_rigs import (HINGE_ABOUT_X, armature, artist_chain, artist_cube, artist_constraint,  # noqa: E402
+                          artist_pendulum, differences, fcurve_world, keys, scene_snapshot)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered(addon_registered):
+    yield
+
+
+def _targets(job):
+    return [(t.object, t.bone) for t in job.mapping.targets]
+
+
+def _world(ob, bone):
+    return np.array(ob.matrix_world @ ob.pose.bones[bone].matrix) if bone else np.array(ob.matrix_world)
+
+
+def _playback_error(scene, targets, frames):
+    """Largest |matrix from frame_set − matrix from the F-curves| over frames and targets."""
+    err = 0.0
+    for f in frames:
+        scene.frame_set(f)
+        for ob, bone in targets:
+            err = max(err, float(np.abs(_world(ob, bone) - np.array(fcurve_world(ob, f, bone))).max()))
+    return err
+
+
+def _bake(ctx, **options):
+    job = bake.BakeJob(ctx, **options)
+    job.run()
+    job.finish()
+    return job
+
+
+# ------------------------------------------------------------------ A1 playback
+def test_rigid_pendulum_plays_back_its_keys_at_every_frame_past_the_cache_end(ctx):
+    scene = ctx.scene
+    scene.render.fps = 240
+    scene.frame_start, scene.frame_end = 1, 960
+    top, bob = artist_pendulum(theta0=0.5)
+    assert scene.rigidbody_world.enabled and scene.rigidbody_world.point_cache.frame_end == 250
+    job = _bake(ctx)
+    assert bob.rigid_body is None and top.rigid_body is not None  # out of Bullet's hands; the passive cube stays
+    err = _playback_error(scene, [(bob, "")], range(1, 961))
+    print(f"pendulum: playback vs F-curves {err:.2e} over 960 frames")
+    assert err < 1e-6
+    for f in (1, 250, 251, 700, 960):  # and the keys are the simulation
+        scene.frame_set(f)
+        np.testing.assert_allclose(np.array(bob.matrix_world), job.mapping.world_matrices(job.qs[f - 1])[0],
+                                   atol=1e-5)
+    scene.frame_set(960)
+    assert np.linalg.norm(np.array(bob.matrix_world.translation) - (0, 0.479, -0.878)) > 1e-3  # it moved
+
+
+def _add_cable(ctx, a, b):
+    for ob in ctx.view_layer.objects:
+        ob.select_set(ob in (a, b))
+    ctx.view_layer.objects.active = b
+    assert bpy.ops.redmax.add_cable(stiffness=2e4, damping=20.0) == {"FINISHED"}
+
+
+def test_hinge_chain_with_a_cable_plays_back_its_keys(ctx):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 300
+    anchor, cubes = artist_chain(5)
+    post = artist_cube("post", 0.1, (0, 1.2, 0.6), "PASSIVE")
+    _add_cable(ctx, post, cubes[-1])
+    job = _bake(ctx)
+    assert len(job.mapping.targets) == 5 and len(job.mapping.scene.pairs) == 1
+    err = _playback_error(scene, _targets(job), range(1, 301))
+    print(f"chain: playback vs F-curves {err:.2e}")
+    assert err < 1e-6
+    scene.frame_set(300)
+    np.testing.assert_allclose(np.array(cubes[-1].matrix_world), job.mapping.world_matrices(job.qs[-1])[-1],
+                               atol=1e-5)
+
+
+def test_armature_next_to_a_rigid_body_world_plays_back_its_keys(ctx):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 260
+    artist_cube("floor", 1.0, (0, 0, -3), "PASSIVE")  # a rigid body world with something in it
+    rig = armature(ctx, "rig", [("a", (0, 0, 0), (0, 0.4, 0), None), ("b", (0, 0.4, 0), (0, 0.8, 0), "a"),
+                                ("c", (0, 0.8, 0), (0, 1.2, 0), "b")])
+    for pb in rig.pose.bones:
+        pb.lock_ik_y = pb.lock_ik_z = True  # hinges about the bones' x
+    rig.redmax.simulate = True
+    scene.rigidbody_world.point_cache.frame_end = 100
+    job = _bake(ctx)
+    err = _playback_error(scene, _targets(job), range(1, 261))
+    print(f"armature: playback vs F-curves {err:.2e}")
+    assert err < 1e-6
+
+
+@pytest.mark.parametrize("kind, size", [("BRIDGE", 7), ("UMBRELLA", 2), ("TREE", 3), ("CHAIN", 4)])
+def test_demo_scenes_play_back_their_keys_past_a_short_cache(ctx, kind, size):
+    assert bpy.ops.redmax.add_demo_scene(scene=kind, size=size) == {"FINISHED"}
+    scene = ctx.scene
+    scene.rigidbody_world.point_cache.frame_end = 8  # a short rigid body cache, so the test stays fast
+    scene.frame_start, scene.frame_end = 1, 14
+    job = _bake(ctx)
+    err = _playback_error(scene, _targets(job), range(1, 15))
+    print(f"{kind}: playback vs F-curves {err:.2e}")
+    assert err < 1e-6
+
+
+# ------------------------------------------------------------- A2 Clear Bake
+def _all(scene):
+    return [ob for ob in scene.objects]
+
+
+def test_bake_then_clear_restores_everything_bit_for_bit_also_after_save_and_reload(ctx, tmp_path):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 40
+    top, bob = artist_pendulum(theta0=0.4)
+    bob.rigid_body.mass, bob.rigid_body.friction, bob.rigid_body.collision_shape = 2.5, 0.3, "SPHERE"
+    bob.rigid_body.collision_collections[3] = True
+    anchor, cubes = artist_chain(3)
+    cubes[1].rotation_mode = "XZY"
+    cubes[1].keyframe_insert("scale", frame=1)  # an action of the user's, kept by the bake
+    user_action = cubes[1].animation_data.action
+    _add_cable(ctx, bob, cubes[-1])
+    w = scene.rigidbody_world
+    w.point_cache.frame_start, w.point_cache.frame_end, w.substeps_per_frame = 2, 120, 7
+    scene.frame_set(1)  # before the cache range: Bullet has not moved anything (it is not ours to compare)
+    before = scene_snapshot(scene, _all(scene))
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+    assert bob.rigid_body is None and cubes[0].rigid_body is None and cubes[1].animation_data.action != user_action
+    assert scene.objects["hinge"].rigid_body_constraint is None  # taken out of Bullet's world with its bodies
+    scene.frame_set(33)  # the bodies are elsewhere now
+    assert scene_snapshot(scene, _all(scene)) != before
+    path = str(tmp_path / "baked.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    after = scene_snapshot(scene, _all(scene))
+    assert not differences(before, after)
+    assert scene.redmax.last_frames == 0 and scene.redmax.last_message == ""  # statistics cleared
+    assert not scene.redmax.snapshot and not any(ob.redmax.is_baked for ob in scene.objects)
+
+
+def test_rebake_replaces_the_bake_and_keeps_the_first_snapshot(ctx):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 20
+    top, bob = artist_pendulum()
+    before = scene_snapshot(scene, _all(scene))
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    scene.frame_end = 30
+    assert bpy.ops.redmax.bake() == {"FINISHED"}  # a second bake starts from the unbaked scene
+    assert bob.rigid_body is None and len(keys(bob)[0][2]) == 30 * 8
+    assert sum(a.name.startswith(bake.BAKE_PREFIX) for a in bpy.data.actions) == 1
+    scene.frame_end = 20
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    assert not differences(before, scene_snapshot(scene, _all(scene)))
+
+
+def test_cancelled_rebake_leaves_the_earlier_bake_as_it_was(ctx):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 20
+    top, bob = artist_pendulum()
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    baked = scene_snapshot(scene, _all(scene))
+    job = bake.BakeJob(ctx)
+    steps = job.steps()
+    next(steps)
+    assert bob.rigid_body is not None  # simulating from the unbaked scene
+    job.abort()  # ESC
+    assert not differences(baked, scene_snapshot(scene, _all(scene)))
+
+
+# -------------------------------------------------------- A3 bad input refused
+def _refused(ctx, match):
+    scene = ctx.scene
+    ctx.view_layer.update()  # (matrix_world after the edits)
+    before = scene_snapshot(scene, _all(scene))
+    with pytest.raises(RuntimeError, match=match):
+        bpy.ops.redmax.bake()
+    assert scene.redmax.last_message.startswith("failed")
+    assert not differences(before, scene_snapshot(scene, _all(scene)))
+
+
+def test_cable_to_an_object_deleted_with_x_is_refused_by_name(ctx):
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    weight = artist_cube("weight", 0.1, (0.5, 0, -1))
+    _add_cable(ctx, bob, weight)
+    name = ctx.scene.redmax.links[0].name
+    for ob in ctx.view_layer.objects:
+        ob.select_set(ob == weight)
+    ctx.view_layer.objects.active = weight
+    assert bpy.ops.object.delete() == {"FINISHED"}
+    assert weight.name in bpy.data.objects and not weight.users_scene  # alive through the link's pointer only
+    _refused(ctx, f"cable '{name}': object B 'weight' is not in the scene")
+
+
+@pytest.mark.parametrize("scale, match", [((0, 1, 1), "object 'bob': zero scale on its local X"),
+                                          ((1, -1, 1), r"object 'bob': negative scale \(mirrored object\)"),
+                                          ((1, float("nan"), 1), "object 'bob': non-finite transform")])
+def test_bad_scale_is_refused_by_name(ctx, scale, match):
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    bob.scale = scale
+    _refused(ctx, match)
+
+
+def test_flat_mesh_and_zero_scale_hinge_host_are_refused_by_name(ctx):
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    for v in bob.data.vertices:
+        v.co.z = 0.0  # a flat box: zero volume
+    _refused(ctx, "object 'bob': its mesh is degenerate")
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    top, bob = artist_pendulum()
+    bpy.context.scene.objects["hinge"].scale = (1, 1, 0)
+    _refused(bpy.context, "rigid body constraint on 'hinge': zero scale on its local Z")
+
+
+def test_a_diverging_bake_never_writes_a_non_finite_key(ctx):
+    top, bob = artist_pendulum()
+    ctx.scene.frame_end = 5
+    job = bake.BakeJob(ctx)
+    job.run()
+    job.qs[3] = job.qs[3] * np.nan  # what a blown-up step would leave
+    ctx.view_layer.update()
+    before = scene_snapshot(ctx.scene, _all(ctx.scene))
+    with pytest.raises(bake.BakeError, match="object 'bob': the simulation gave a non-finite state at frame 4"):
+        job.finish()
+    job.abort()
+    assert not differences(before, scene_snapshot(ctx.scene, _all(ctx.scene))) and bob.animation_data is None
+
+
+SCALE = st.sampled_from([0.0, -1.0, 1e-9, 0.5, 1.0, 3.0, float("nan"), float("inf")])
+EDGE = st.sampled_from([0.0, 1e-12, 0.05, 0.2])
+
+
+@settings(max_examples=25)
+@given(bob_scale=st.tuples(SCALE, SCALE, SCALE), host_scale=st.tuples(SCALE, SCALE, SCALE),
+       shape=st.tuples(EDGE, EDGE, EDGE))
+def test_any_scale_and_shape_bakes_finite_keys_or_is_refused_by_name_unchanged(addon_registered, bob_scale,
+                                                                                host_scale, shape):
+    from mathutils import Vector
+
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 12
+    top, bob = artist_pendulum()
+    for v in bob.data.vertices:
+        v.co = Vector([math.copysign(e / 2, c) for e, c in zip(shape, v.co)])
+    bob.scale, scene.objects["hinge"].scale = bob_scale, host_scale
+    bpy.context.view_layer.update()
+    before = scene_snapshot(scene, _all(scene))
+    try:
+        result = bpy.ops.redmax.bake()
+    except RuntimeError as err:
+        assert "'bob'" in str(err) or "'hinge'" in str(err), err
+        assert not differences(before, scene_snapshot(scene, _all(scene)))
+        return
+    assert result == {"FINISHED"}
+    values = np.frombuffer(b"".join(k[2] for k in keys(bob)), np.float32)
+    assert values.size and np.isfinite(values).all()
+
+
+# ---------------------------------------------------------------- A6 options
+def _curves(ob):
+    bag = ob.animation_data.action.layers[0].strips[0].channelbags[0]
+    out = {}
+    for fc in bag.fcurves:
+        co = np.empty(2 * len(fc.keyframe_points), np.float32)
+        fc.keyframe_points.foreach_get("co", co)
+        out[(fc.data_path, fc.array_index)] = co.reshape(-1, 2)
+    return out
+
+
+def test_own_frame_range_keys_only_that_range(ctx):
+    top, bob = artist_pendulum()
+    s = ctx.scene.redmax
+    s.use_bake_range, s.bake_frame_start, s.bake_frame_end = True, 5, 30
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    for co in _curves(bob).values():
+        assert co[:, 0].tolist() == list(range(5, 31))
+    assert s.last_frames == 26
+
+
+def test_key_step_keys_every_nth_frame_of_the_same_motion(ctx):
+    top, bob = artist_pendulum()
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 23
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    every = _curves(bob)
+    ctx.scene.redmax.frame_step = 4
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    stepped = _curves(bob)
+    for k, co in stepped.items():
+        assert co[:, 0].tolist() == [1, 5, 9, 13, 17, 21, 23]  # and always the last frame
+        np.testing.assert_array_equal(co, every[k][co[:, 0].astype(int) - 1])
+
+
+def test_preroll_keys_the_motion_after_simulating_the_frames_before(ctx):
+    top, bob = artist_pendulum()
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 30
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    full = _curves(bob)
+    ctx.scene.frame_start = 11
+    ctx.scene.redmax.preroll = 10  # simulate frames 1–10 (as −9…0 before 11), key 11–30
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    for k, co in _curves(bob).items():
+        assert co[:, 0].tolist() == list(range(11, 31))
+        np.testing.assert_array_equal(co[:, 1], full[k][10:, 1])
+
+
+def test_selected_only_bakes_the_selection_and_leaves_the_rest_in_the_simulation(ctx):
+    top, bob = artist_pendulum()
+    post = artist_cube("post", 0.2, (3, 0, 0), "PASSIVE")
+    other = artist_cube("other", 0.1, (3, 0.5, -0.8), "ACTIVE")
+    artist_constraint("hinge2", "HINGE", post, other, (3, 0, 0), HINGE_ABOUT_X)
+    ctx.scene.frame_end = 20
+    for ob in ctx.view_layer.objects:
+        ob.select_set(ob == bob)
+    ctx.scene.redmax.selected_only = True
+    info = ui.scene_summary(ctx)
+    assert (info["bodies"], info["joints"], info["dof"]) == (1, 1, 1)
+    assert info["left_out"]["not selected (Selected Only): holds its place"] == ["other"]
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    assert bob.redmax.is_baked and not other.redmax.is_baked
+    assert other.rigid_body is not None and other.animation_data is None
+    assert scene_has_constraint_to(ctx.scene, other)
+
+
+def scene_has_constraint_to(scene, ob):
+    return any(h.rigid_body_constraint and h.rigid_body_constraint.object2 == ob for h in scene.objects)
+
+
+# ------------------------------------------------------- panel: summary, Simulate
+def test_summary_counts_and_says_what_is_left_out_and_why(ctx):
+    anchor, cubes = artist_chain(3)
+    _add_cable(ctx, anchor, cubes[-1])
+    artist_cube("scenery", 0.3, (5, 5, 0))
+    info = ui.scene_summary(ctx)
+    assert (info["bodies"], info["joints"], info["dof"], info["links"], info["closures"]) == (3, 3, 3, 1, 0)
+    assert info["left_out"] == {"passive rigid body: part of the world": ["anchor"],
+                                "no rigid body, constraint or Simulate": ["scenery"]}
+    assert not info["error"]
+    cubes[0].scale = (0, 1, 1)
+    assert "object 'link1': zero scale" in ui.scene_summary(ctx)["error"]  # recomputed when the scene changes
+
+
+def test_simulate_shows_what_will_be_simulated(ctx):
+    top, bob = artist_pendulum()
+    free = artist_cube("loose", 0.2, (2, 0, 0))
+    plain = artist_cube("plain", 0.2, (4, 0, 0))
+    free.redmax.simulate = True
+    reasons = {ob.name: mapping.simulated_reason(ob, ctx.scene) for ob in (top, bob, free, plain)}
+    assert reasons == {"top": "", "bob": "active rigid body", "loose": "Simulate is on", "plain": ""}
+    simulated = {t.object.name for t in mapping.build(ctx).targets}
+    assert simulated == {name for name, why in reasons.items() if why}
