@@ -366,3 +366,58 @@ def test_simulate_shows_what_will_be_simulated(ctx):
     assert reasons == {"top": "", "bob": "active rigid body", "loose": "Simulate is on", "plain": ""}
     simulated = {t.object.name for t in mapping.build(ctx).targets}
     assert simulated == {name for name, why in reasons.items() if why}
+
+
+# ------------------------------------------------------------------- tutorial
+def test_tutorial_hinge_chain_with_a_cable(addon_registered):
+    """docs/blender.md, *Tutorial: a hinge chain from Blender's Rigid Body tools*, step by step."""
+    bpy.ops.wm.read_homefile(use_factory_startup=True)  # 1. the default scene
+    ctx = bpy.context
+    scene = ctx.scene
+    cube = scene.objects["Cube"]
+    ctx.view_layer.objects.active = cube
+    assert bpy.ops.rigidbody.object_add(type="PASSIVE") == {"FINISHED"}
+    links = []
+    for i in range(1, 6):  # 2. the links
+        bpy.ops.mesh.primitive_cube_add(size=0.4, location=(0, 0.75 + 0.5 * i, 0))
+        bpy.ops.rigidbody.object_add(type="ACTIVE")
+        ctx.active_object.name = f"Link {i}"
+        links.append(ctx.active_object)
+    for i in range(1, 6):  # 3. the hinges
+        bpy.ops.object.empty_add(location=(0, 0.5 + 0.5 * i, 0), rotation=(0, math.pi / 2, 0))
+        bpy.ops.rigidbody.constraint_add(type="HINGE")
+        c = ctx.active_object.rigid_body_constraint
+        c.object1, c.object2 = (links[i - 2] if i > 1 else cube), links[i - 1]
+    bpy.ops.object.empty_add(location=(0, 3, 1.5))  # 4. the cable
+    hook = ctx.active_object
+    hook.name = "Hook"
+    bpy.ops.object.select_all(action="DESELECT")
+    hook.select_set(True)
+    links[-1].select_set(True)
+    ctx.view_layer.objects.active = links[-1]
+    assert bpy.ops.redmax.add_cable(stiffness=20000) == {"FINISHED"}
+    info = ui.scene_summary(ctx)
+    assert (info["bodies"], info["joints"], info["dof"], info["links"], info["closures"]) == (5, 5, 5, 1, 0)
+    assert info["left_out"]["passive rigid body: part of the world"] == ["Cube"]
+    built = [np.array(ob.matrix_world) for ob in links]
+    scene.frame_end = 300  # 5. bake past the rigid body cache
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+    err = _playback_error(scene, [(ob, "") for ob in links], range(1, 301))  # 6. play back
+    assert err < 1e-6
+    assert cube.rigid_body is not None and all(ob.rigid_body is None for ob in links)
+    scene.frame_set(300)
+    end = np.array(links[-1].matrix_world.translation)
+    cable = scene.redmax.links[0]
+    rest = np.linalg.norm(np.array((0, 3.25, 0)) - np.array((0, 3, 1.5)))
+    middle = np.array(links[2].matrix_world.translation)
+    print(f"tutorial: end link at {end}, middle link at {middle}, cable {np.linalg.norm(end - (0, 3, 1.5)):.3f} m "
+          f"of rest {rest:.3f} m")
+    assert np.linalg.norm(end - (0, 3.25, 0)) > 0.3 and middle[2] < -0.1  # the chain swung down
+    assert np.linalg.norm(end - (0, 3, 1.5)) < 1.05 * rest  # the cable held its end
+    assert cable.object_a == hook
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}  # 7. back as built
+    scene.frame_set(1)
+    for ob, M in zip(links, built):
+        np.testing.assert_array_equal(np.array(ob.matrix_world), M)
+        assert ob.rigid_body is not None and ob.rigid_body.type == "ACTIVE"
+    assert sum(h.rigid_body_constraint is not None for h in scene.objects) == 5
