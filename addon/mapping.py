@@ -33,6 +33,7 @@ Errors are ``MappingError`` naming the object, bone, constraint or link.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import bpy
 import numpy as np
@@ -576,7 +577,7 @@ def summary(context, objects=None) -> dict:
     except (MappingError, engine.ModelError) as err:
         out["error"] = str(err)
     if m is not None:
-        model = m.scene.model
+        model: Any = m.scene.model
         out.update(bodies=model.n_bodies, dof=model.nv, links=len(m.scene.pairs),
                    closures=len(m.scene.loop_closures),
                    joints=int(sum(int(t) != engine.joints.FREE for t in model.joint_type)))

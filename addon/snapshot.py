@@ -104,7 +104,7 @@ def take(bscene, objects) -> tuple:
             d["rigid_body_constraint"] = rna_settings(ob.rigid_body_constraint, refs)
         entries.append((ob, json.dumps(d)))
     w = bscene.rigidbody_world
-    world = None
+    world: dict | None = None
     if w is not None:
         world = {"settings": rna_settings(w, refs, skip=WORLD_SKIP),
                  "cache": {k: getattr(w.point_cache, k) for k in CACHE_SETTINGS},

@@ -58,7 +58,7 @@ class REDMAX_PT_main(_Tab):
         row.scale_y = 1.4
         row.operator("redmax.bake", icon="PHYSICS")
         row.operator("redmax.clear_bake", text="", icon="TRASH")
-        if s.last_message and (s.last_frames or s.last_message.startswith(("failed", "Live preview stopped"))):
+        if s.last_message:
             layout.label(text=s.last_message, icon="ERROR" if s.last_message.startswith(("failed", "Live preview stopped")) else "INFO")
         if s.last_steps:
             layout.label(text=f"PCG iterations: {s.last_iterations:.1f} mean, {s.last_max_iterations} max")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LTS_TESTS = ["tests/test_addon_bake.py", "tests/test_addon_registration.py"]
+LTS_TESTS = ["tests/test_addon_bake.py", "tests/test_addon_rigid.py", "tests/test_addon_registration.py"]
 
 
 def _lts_python():
