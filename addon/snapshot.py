@@ -2,10 +2,10 @@
 
 A bake takes the baked objects out of Blender's rigid body simulation the way Blender's own
 *Bake to Keyframes* does (``rigidbody.objects_remove``; otherwise Bullet would place them on
-playback inside the rigid body cache range and freeze them past its end). That deletes their
-rigid body settings and empties the Rigid Body Constraints that point at them, and the baked
-actions overwrite the un-keyed transforms on every frame change. So before the first key is
-written the snapshot records, as JSON in Blender properties (it survives save and reload):
+playback inside the rigid body cache range and freeze them past its end), with the Rigid Body
+Constraints on them (``detach``). That deletes their rigid body and constraint settings, and
+the baked actions overwrite the un-keyed transforms on every frame change. So before the first
+key is written the snapshot records, as JSON in Blender properties (it survives save and reload):
 
 * per object (``scene.redmax.snapshot_objects``: a pointer, so renames are followed, and JSON):
   location, rotation (all modes), scale, the pose bones' transforms, whether it had animation

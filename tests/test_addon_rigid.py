@@ -421,3 +421,21 @@ def test_tutorial_hinge_chain_with_a_cable(addon_registered):
         np.testing.assert_array_equal(np.array(ob.matrix_world), M)
         assert ob.rigid_body is not None and ob.rigid_body.type == "ACTIVE"
     assert sum(h.rigid_body_constraint is not None for h in scene.objects) == 5
+
+
+def test_constraint_hosted_by_the_baked_body_itself_comes_back(ctx):
+    """The other way artists add a constraint: on the moving object itself (Physics › Rigid Body Constraint)."""
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 270
+    top = artist_cube("top", 0.2, (0, 0, 0), "PASSIVE")
+    bob = artist_cube("bob", 0.1, (0, 0.5, -0.8), "ACTIVE", rotation=HINGE_ABOUT_X)
+    bpy.ops.rigidbody.constraint_add(type="HINGE")  # bob is active: it hosts its own hinge (about world X)
+    bob.rigid_body_constraint.object1, bob.rigid_body_constraint.object2 = top, bob
+    scene.frame_set(1)  # (at the cache start Bullet rounds the pose: compare Bullet-placed with Bullet-placed)
+    before = scene_snapshot(scene, _all(scene))
+    job = _bake(ctx)
+    assert bob.rigid_body is None and bob.rigid_body_constraint is None
+    assert _playback_error(scene, _targets(job), range(1, 271)) < 1e-6
+    scene.frame_set(1)
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    assert not differences(before, scene_snapshot(scene, _all(scene)))
