@@ -243,12 +243,14 @@ def test_a_diverging_bake_never_writes_a_non_finite_key(ctx):
     assert not differences(before, scene_snapshot(ctx.scene, _all(ctx.scene))) and bob.animation_data is None
 
 
+OUTCOMES: set = set()
 SCALE = st.sampled_from([0.0, -1.0, 1e-9, 0.5, 1.0, 3.0, float("nan"), float("inf")])
 EDGE = st.sampled_from([0.0, 1e-12, 0.05, 0.2])
 
 
-@settings(max_examples=25)
-@given(bob_scale=st.tuples(SCALE, SCALE, SCALE), host_scale=st.tuples(SCALE, SCALE, SCALE),
+@settings(max_examples=40)
+@given(bob_scale=st.tuples(SCALE, SCALE, SCALE),
+       host_scale=st.one_of(st.just((1.0, 1.0, 1.0)), st.tuples(SCALE, SCALE, SCALE)),  # half the time a good host
        shape=st.tuples(EDGE, EDGE, EDGE))
 def test_any_scale_and_shape_bakes_finite_keys_or_is_refused_by_name_unchanged(addon_registered, bob_scale,
                                                                                 host_scale, shape):
@@ -267,11 +269,20 @@ def test_any_scale_and_shape_bakes_finite_keys_or_is_refused_by_name_unchanged(a
         result = bpy.ops.redmax.bake()
     except RuntimeError as err:
         assert "'bob'" in str(err) or "'hinge'" in str(err), err
+        OUTCOMES.add("refused")
         assert not differences(before, scene_snapshot(scene, _all(scene)))
         return
     assert result == {"FINISHED"}
+    OUTCOMES.add("baked")
     values = np.frombuffer(b"".join(k[2] for k in keys(bob)), np.float32)
     assert values.size and np.isfinite(values).all()
+
+
+def test_the_scale_and_shape_examples_both_baked_and_refused():
+    """(after the hypothesis test above, in file order: its examples covered both outcomes)"""
+    if not OUTCOMES:
+        pytest.skip("run together with the hypothesis test")
+    assert OUTCOMES == {"baked", "refused"}
 
 
 # ---------------------------------------------------------------- A6 options
