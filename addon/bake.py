@@ -198,7 +198,8 @@ class BakeJob:
         own = settings.use_bake_range
         self.frame_start = int(frame_start if frame_start is not None
                                else settings.bake_frame_start if own else bscene.frame_start)
-        self.frame_end = int(frame_end if frame_end is not None else settings.bake_frame_end if own else bscene.frame_end)
+        self.frame_end = int(frame_end if frame_end is not None
+                             else settings.bake_frame_end if own else bscene.frame_end)
         self.frame_step = int(frame_step if frame_step is not None else settings.frame_step)
         self.preroll = int(preroll if preroll is not None else settings.preroll)
         selected_only = settings.selected_only if selected_only is None else selected_only
@@ -327,9 +328,11 @@ class BakeJob:
             return
         k, i = np.argwhere(bad)[0]
         model = self.mapping.scene.model
-        j = next(j for j, name in enumerate(model.joint_names) if model.q_slice(name).start <= i < model.q_slice(name).stop)
+        j = next(j for j, name in enumerate(model.joint_names)
+                 if model.q_slice(name).start <= i < model.q_slice(name).stop)
         what = mapping._describe(self.mapping.targets[j])
-        raise BakeError(f"{what}: the simulation gave a non-finite state at frame {int(frames[k])}; nothing was written")
+        raise BakeError(f"{what}: the simulation gave a non-finite state at frame {int(frames[k])}; "
+                        "nothing was written")
 
     def _set_rotation_modes(self, ob):
         """Quaternion rotation on the baked object and bones; returns the previous modes as JSON."""

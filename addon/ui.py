@@ -28,7 +28,12 @@ def scene_summary(context) -> dict:
     key = _summary_key(context)
     if key != _SUMMARY["key"]:
         objects = bake.selection(context) if context.scene.redmax.selected_only else None
-        _SUMMARY["key"], _SUMMARY["value"] = key, mapping.summary(context, objects)
+        try:
+            value = mapping.summary(context, objects)
+        except Exception as err:  # a panel must draw whatever the scene holds; the bake reports it in full
+            value = {"bodies": 0, "joints": 0, "links": 0, "closures": 0, "dof": 0, "left_out": {},
+                     "error": f"{type(err).__name__}: {err}"}
+        _SUMMARY["key"], _SUMMARY["value"] = key, value
     return _SUMMARY["value"]
 
 
@@ -247,4 +252,5 @@ class REDMAX_PT_tools(_Tab):
         self.layout.operator("redmax.run_benchmark")
 
 
-CLASSES = (REDMAX_PT_main, REDMAX_PT_bake_options, REDMAX_PT_summary, REDMAX_PT_ground, REDMAX_PT_body, REDMAX_UL_links, REDMAX_PT_links, REDMAX_PT_tools)
+CLASSES = (REDMAX_PT_main, REDMAX_PT_bake_options, REDMAX_PT_summary, REDMAX_PT_ground, REDMAX_PT_body,
+           REDMAX_UL_links, REDMAX_PT_links, REDMAX_PT_tools)
