@@ -100,15 +100,16 @@ def _quaternion_modes(ob, saved_json):
             ob.pose.bones[name].rotation_mode = "QUATERNION"
 
 
-def _unbake_live(context, bscene):
-    """Show the scene as it was before the bake (previous actions, rigid bodies, constraints,
-    transforms) but keep the bake's records, so ``_rebake_live`` can put the bake back."""
-    baked = _baked_objects(bscene)
+def _unbake_live(context, bscene, only=None):
+    """Show the scene (or the objects in ``only``) as it was before the bake (previous actions, rigid
+    bodies, constraints, transforms) but keep the bake's records, so ``_rebake_live`` can put the
+    bake back; returns (the objects unbaked, messages about what could not be restored)."""
+    baked = [ob for ob in _baked_objects(bscene) if only is None or ob in only]
     for ob in baked:
         keyframes.assign(ob, ob.redmax.previous_action, ob.redmax.previous_slot)
         _restore_rotation_modes(ob, ob.redmax.previous_rotation_modes)
     saved = snapshot.stored(bscene)
-    problems = snapshot.restore(context, bscene, saved) if saved is not None else []
+    problems = snapshot.restore(context, bscene, saved, only) if saved is not None else []
     return baked, problems
 
 
@@ -125,10 +126,11 @@ def _slot_of(action):
     return action.slots[0].identifier if action is not None and len(action.slots) else ""
 
 
-def _forget_bake(bscene):
-    """Drop the records of the current bake (after ``_unbake_live``): actions, flags, snapshot."""
+def _forget_bake(bscene, objects=None):
+    """Drop the records of the current bake (after ``_unbake_live``): actions, flags and, unless
+    only some ``objects`` are forgotten, the snapshot."""
     cleared = 0
-    for ob in _baked_objects(bscene):
+    for ob in _baked_objects(bscene) if objects is None else objects:
         s = ob.redmax
         baked = s.baked_action
         s.baked_action, s.previous_action, s.previous_slot, s.previous_rotation_modes = None, None, "", ""
@@ -136,7 +138,8 @@ def _forget_bake(bscene):
             bpy.data.actions.remove(baked)
         s.is_baked = False
         cleared += 1
-    snapshot.forget(bscene)
+    if objects is None:
+        snapshot.forget(bscene)
     return cleared
 
 
@@ -171,7 +174,8 @@ def selection(context):
     hosts = [ob for ob in context.scene.objects if ob.rigid_body_constraint is not None
              and (ob in chosen or ob.rigid_body_constraint.object1 in chosen
                   or ob.rigid_body_constraint.object2 in chosen)]
-    return list(dict.fromkeys([*context.selected_objects, *hosts]))
+    saved = snapshot.saved_hosts(context.scene, chosen)  # constraints an earlier bake took out
+    return list(dict.fromkeys([*context.selected_objects, *hosts, *saved]))
 
 
 def keyed_frames(frame_start, frame_end, step):
@@ -216,7 +220,9 @@ class BakeJob:
         if settings.live_preview:
             settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
         self._frame_before = bscene.frame_current
-        self._rebake, _ = _unbake_live(context, bscene)  # simulate from the scene as it was before the bake
+        # simulate from the scene as it was before the bake (Selected Only: other objects keep their bake)
+        self._only = set(objects) if objects is not None else None
+        self._rebake, _ = _unbake_live(context, bscene, self._only)
         # before any frame change moves animated values (objects the bake will not key are dropped in finish)
         self.snapshot = snapshot.take(bscene, snapshot.objects_to_save(bscene, objects or bscene.objects))
         self.follow = None
@@ -296,8 +302,8 @@ class BakeJob:
                 bpy.data.actions.remove(action)
             self.abort()
             raise
-        if self._rebake is not None:  # older bakes are replaced (their snapshot too)
-            _forget_bake(self.bscene)
+        if self._rebake is not None:  # the older bake of these objects is replaced
+            _forget_bake(self.bscene, self._rebake)
             self._rebake = None
         for ob, action, slot in written:
             s = ob.redmax
@@ -305,7 +311,7 @@ class BakeJob:
             s.previous_rotation_modes = self._set_rotation_modes(ob)
             keyframes.assign(ob, action, slot.identifier)
             s.baked_action, s.is_baked = action, True
-        snapshot.store(self.bscene, self.snapshot, keyed={ob for ob, _, _ in written})
+        snapshot.store(self.bscene, self.snapshot, {ob for ob, _, _ in written}, self._only)
         snapshot.detach(self.context, [ob for ob, _, _ in written])
         self.bscene.frame_set(self._frame_before)
         stats = self.sim.stats

@@ -116,21 +116,75 @@ def take(bscene, objects) -> tuple:
     return json.dumps({"world": world}), entries
 
 
-def store(bscene, saved, keyed) -> None:
-    """Keep a snapshot from ``take`` in the scene (replacing an older one); transforms and
-    animation data only of the ``keyed`` objects (Clear Bake leaves other objects where they are)."""
+OWN_STATE = ("transforms", "pose", "animation_data")  # kept for the keyed objects only
+
+
+def store(bscene, saved, keyed, only=None) -> None:
+    """Keep a snapshot from ``take`` in the scene; transforms and animation data only of the
+    ``keyed`` objects (Clear Bake leaves other objects where they are). A bake of ``only`` some
+    objects (Selected Only) while an earlier bake stays in place keeps the earlier snapshot's
+    entries of every other object: they hold the state before that bake."""
     world, entries = saved
-    s = bscene.redmax
-    s.snapshot_objects.clear()
+    fresh = []
     for ob, data in entries:
         if ob not in keyed:
             d = json.loads(data)
-            for key in ("transforms", "pose", "animation_data"):
+            for key in OWN_STATE:
                 d.pop(key, None)
             data = json.dumps(d)
+        fresh.append((ob, data))
+    old = stored(bscene)
+    if old is not None and only is not None:
+        world, fresh = _merge(old, [ob for ob, _ in old[1] if ob not in only], fresh)
+    s = bscene.redmax
+    s.snapshot_objects.clear()
+    for ob, data in fresh:
         item = s.snapshot_objects.add()
         item.object, item.data = ob, data
     s.snapshot = world
+
+
+def _merge(old, keep, fresh):
+    """(old world, the ``old`` entries of the objects in ``keep``, then the ``fresh`` entries of
+    other objects), object references re-indexed into the merged list."""
+    old_world, old = old
+    kept = [(ob, data) for ob, data in old if ob in keep]
+    taken = {ob for ob, _ in kept}
+    out = kept + [(ob, data) for ob, data in fresh if ob not in taken]
+    index = {ob: i for i, (ob, _) in enumerate(out) if ob is not None}
+
+    def reindex(v, source):
+        if isinstance(v, dict):
+            ref = v.get("object")
+            if isinstance(ref, int):
+                ob = source[ref]
+                return {"object": index[ob] if ob in index else getattr(ob, "name_full", "")}
+            return {k: reindex(x, source) for k, x in v.items()}
+        if isinstance(v, list):
+            return [reindex(x, source) for x in v]
+        return v
+
+    old_objects, fresh_objects = [ob for ob, _ in old], [ob for ob, _ in fresh]
+    world = json.dumps(reindex(json.loads(old_world), old_objects))
+    return world, [(ob, json.dumps(reindex(json.loads(data), old_objects if i < len(kept) else fresh_objects)))
+                   for i, (ob, data) in enumerate(out)]
+
+
+def saved_hosts(bscene, objects) -> list:
+    """Objects whose saved Rigid Body Constraint (one a bake removed) holds one of ``objects``."""
+    saved = stored(bscene)
+    if saved is None:
+        return []
+    entries = saved[1]
+    out = []
+    for host, data in entries:
+        c = json.loads(data).get("rigid_body_constraint")
+        if host is None or c is None:
+            continue
+        ends = [_resolve(c.get(k), [ob for ob, _ in entries]) for k in ("object1", "object2")]
+        if host in objects or any(e in objects for e in ends if e is not None):
+            out.append(host)
+    return out
 
 
 def stored(bscene):
@@ -174,8 +228,9 @@ def detach(context, objects) -> None:
 
 
 # --------------------------------------------------------------------- restore
-def restore(context, bscene, saved) -> list:
-    """Put back what ``take`` recorded; returns messages about what could not be restored."""
+def restore(context, bscene, saved, only=None) -> list:
+    """Put back what ``take`` recorded (for the objects in ``only`` and not the world, if given);
+    returns messages about what could not be restored."""
     world_json, entries = saved
     problems = []
     objects = [ob for ob, _ in entries]
@@ -184,22 +239,25 @@ def restore(context, bscene, saved) -> list:
     if world is not None and bscene.rigidbody_world is None:
         with context.temp_override(scene=bscene):
             bpy.ops.rigidbody.world_add()
+    if only is not None:
+        world = None
     for ob, d in zip(objects, data):
         if ob is None:
             problems.append("an object saved before the bake no longer exists")
             continue
-        if "rigid_body" in d:
-            if ob.rigid_body is None:
-                with context.temp_override(object=ob, active_object=ob, scene=bscene):
-                    bpy.ops.rigidbody.object_add(type=d["rigid_body"].get("type", "ACTIVE"))
+        if only is not None and ob not in only:
+            continue
+        # what the bake removed comes back with its saved settings; what it left is not touched
+        if "rigid_body" in d and ob.rigid_body is None:
+            with context.temp_override(object=ob, active_object=ob, scene=bscene):
+                bpy.ops.rigidbody.object_add(type=d["rigid_body"].get("type", "ACTIVE"))
             set_rna_settings(ob.rigid_body, d["rigid_body"], objects)
-        if "rigid_body_constraint" in d:
-            if ob.rigid_body_constraint is None:
-                problems.extend(_add_constraint(context, ob, d["rigid_body_constraint"].get("type", "FIXED")))
+        if "rigid_body_constraint" in d and ob.rigid_body_constraint is None:
+            problems.extend(_add_constraint(context, ob, d["rigid_body_constraint"].get("type", "FIXED")))
             if ob.rigid_body_constraint is not None:
                 set_rna_settings(ob.rigid_body_constraint, d["rigid_body_constraint"], objects)
     for ob, d in zip(objects, data):
-        if ob is None:
+        if ob is None or (only is not None and ob not in only):
             continue
         if "transforms" not in d:
             continue

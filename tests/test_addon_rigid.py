@@ -352,6 +352,29 @@ def test_selected_only_bakes_the_selection_and_leaves_the_rest_in_the_simulation
     assert scene_has_constraint_to(ctx.scene, other)
 
 
+def test_selected_only_rebake_keeps_the_other_objects_bakes_and_clear_restores_all(ctx):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 20
+    top, bob = artist_pendulum()
+    post = artist_cube("post", 0.2, (3, 0, 0), "PASSIVE")
+    other = artist_cube("other", 0.1, (3, 0.5, -0.8), "ACTIVE")
+    artist_constraint("hinge2", "HINGE", post, other, (3, 0, 0), HINGE_ABOUT_X)
+    scene.frame_set(1)
+    before = scene_snapshot(scene, _all(scene))
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    other_keys = keys(other)
+    for ob in ctx.view_layer.objects:
+        ob.select_set(ob == bob)
+    scene.redmax.selected_only, scene.frame_end = True, 30
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+    assert other.redmax.is_baked and keys(other) == other_keys and other.rigid_body is None
+    assert len(keys(bob)[0][2]) == 30 * 8 and bob.rigid_body is None
+    assert sum(a.name.startswith(bake.BAKE_PREFIX) for a in bpy.data.actions) == 2
+    scene.frame_set(1)
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    assert not differences(before, scene_snapshot(scene, _all(scene)))
+
+
 def scene_has_constraint_to(scene, ob):
     return any(h.rigid_body_constraint and h.rigid_body_constraint.object2 == ob for h in scene.objects)
 
