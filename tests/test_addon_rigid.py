@@ -132,6 +132,9 @@ def test_bake_then_clear_restores_everything_bit_for_bit_also_after_save_and_rel
     cubes[1].keyframe_insert("scale", frame=1)  # an action of the user's, kept by the bake
     user_action = cubes[1].animation_data.action
     _add_cable(ctx, bob, cubes[-1])
+    rig = armature(ctx, "rig", [("a", (2, 0, 0), (2, 0.4, 0), None), ("b", (2, 0.4, 0), (2, 0.8, 0), "a")])
+    rig.redmax.simulate = True
+    rig.pose.bones["b"].rotation_mode, rig.pose.bones["b"].rotation_euler = "YXZ", (0.1, 0.2, 0.3)  # un-keyed pose
     w = scene.rigidbody_world
     w.point_cache.frame_start, w.point_cache.frame_end, w.substeps_per_frame = 2, 120, 7
     scene.frame_set(1)  # before the cache range: Bullet has not moved anything (it is not ours to compare)
