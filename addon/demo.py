@@ -106,6 +106,7 @@ def build_demo(context, kind: str, size: int | None = None) -> dict:
         coll.objects.link(ob)
         obs.append(ob)
     warnings = []
+    rest_springs = 0
     for i, name in enumerate(model.body_names):
         jt = int(model.joint_type[i])
         parent = int(model.body_parent[i])
@@ -133,16 +134,53 @@ def build_demo(context, kind: str, size: int | None = None) -> dict:
                 setattr(c, f"limit_lin_{a}_upper", 0.0)
             c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper = True, 0.0, 0.0
         vs = model.v_slice(model.joint_names[i])
-        if vs.stop > vs.start:
+        if vs.stop > vs.start and _rest_spring(bscene, sc, i, obs, parent_ob, axis, pj, warnings) is not None:
+            rest_springs += 1
+        elif vs.stop > vs.start:
             obs[i].redmax.joint_stiffness = float(sc.joint_stiffness[vs.start])  # type: ignore[attr-defined]
             obs[i].redmax.joint_damping = float(sc.joint_damping[vs.start])  # type: ignore[attr-defined]
     if np.ptp(sc.body_damping) == 0 and sc.body_damping.size:
         bscene.redmax.body_damping = float(sc.body_damping[0])  # type: ignore[attr-defined]  # a registered PointerProperty
-    n_links = _add_links(bscene, sc, model, obs, ground, R_link, p_link)
+    n_links = rest_springs + _add_links(bscene, sc, model, obs, ground, R_link, p_link)
     if sc.point_forces or sc.moving_loads:
         warnings.append("point loads (e.g. the bridge's car) are not part of Blender demos")
     bscene.gravity = tuple(model.gravity)
     return {"collection": coll, "bodies": len(obs), "links": n_links, "warnings": warnings}
+
+
+REST_SPRING_REACH = 0.5  # m: a slide's spring anchor sits this far below the lowest travel it needs
+
+
+def _rest_spring(bscene, sc, i, obs, parent_ob, axis, origin, warnings):
+    """A joint spring whose rest is not the starting pose (the umbrella's runner is pushed open).
+
+    Object joint springs in the add-on rest at the starting pose, so a slider's spring becomes a
+    SPRING link along the slide axis: anchored on the parent at travel s_A below both the start q0
+    and the rest, with rest length (rest − s_A); its force −k (q − rest) and damping along the axis
+    are the joint spring's. Returns the link, or None when the joint spring rests where it starts
+    (a revolute one that does not gets a warning: it would be baked as resting at the start)."""
+    model = sc.model
+    qs, vs = model.q_slice(model.joint_names[i]), model.v_slice(model.joint_names[i])
+    k, d = float(sc.joint_stiffness[vs.start]), float(sc.joint_damping[vs.start])
+    q0, rest = sc.q0[qs], sc.joint_rest[qs]
+    if k == 0 or np.allclose(q0, rest, atol=1e-9):
+        return None
+    if int(model.joint_type[i]) != engine.joints.PRISMATIC:
+        warnings.append(f"joint '{model.joint_names[i]}': its spring rests away from the start, which an "
+                        "object joint spring cannot say; it rests at the start here")
+        return None
+    a = np.asarray(axis, float) / np.linalg.norm(axis)
+    s_a = min(float(q0[0]), float(rest[0])) - REST_SPRING_REACH
+    anchor = np.asarray(origin, float) + (s_a - float(q0[0])) * a  # joint origin sits at travel q0
+    M_parent = np.array(parent_ob.matrix_world)
+    M_child = np.array(obs[i].matrix_world)
+    pa = tuple(np.linalg.solve(M_parent[:3, :3], anchor - M_parent[:3, 3]))
+    pb = tuple(np.linalg.solve(M_child[:3, :3], np.asarray(origin, float) - M_child[:3, 3]))
+    item = links.add_link(bscene, "SPRING", ((parent_ob, ""), (obs[i], "")), pa, pb,
+                          name=f"{model.joint_names[i]} spring", stiffness=k, damping=d)
+    item.use_current_length = False
+    item.rest_length = float(rest[0]) - s_a
+    return item
 
 
 def _local(obs, ground, model, body, point_link, R_link, p_link):
