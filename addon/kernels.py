@@ -110,9 +110,9 @@ def run_blocking(settings, echo=print) -> bool:
     Returns False when cancelled by Ctrl+C (KeyboardInterrupt), True when compiled; a failing
     compile raises its error."""
     job = start(settings)
-    echo(f"{job.message} (Ctrl+C cancels)")
     shown = job.group
     try:
+        echo(f"{job.message} (Ctrl+C cancels)")
         while not job.wait(0.1):
             if job.group != shown:
                 shown = job.group

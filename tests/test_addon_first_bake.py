@@ -1,0 +1,126 @@
+"""The first bake on a cold numba cache shows a compile stage at once and can be cancelled; Compile
+Now warms the cache; the README main job bakes a motion one can see (real bpy wheel, subprocesses
+where a fresh process or a cold cache is the point)."""
+import atexit
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy` (recipes §1)
+    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
+    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
+    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
+bpy = pytest.importorskip("bpy")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import addon  # noqa: E402
+from addon import kernels  # noqa: E402
+
+import engine  # noqa: E402
+
+# A chain demo, a snapshot of everything a bake could touch, then Bake on a cold cache; the test
+# interrupts it (Ctrl+C, the headless ESC) at the first compile line and compares the snapshots.
+COLD_BAKE = r"""
+import json, os, sys, time
+import bpy
+sys.path.insert(0, sys.argv[1])
+import addon
+addon.register()
+bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+assert bpy.ops.redmax.add_demo_scene(scene="CHAIN", size=3) == {"FINISHED"}
+scene = bpy.context.scene
+scene.frame_start, scene.frame_end = 1, 8
+
+def snapshot():
+    return {"objects": {ob.name: [list(r) for r in ob.matrix_world] for ob in scene.objects},
+            "actions": sorted(a.name for a in bpy.data.actions), "frame": scene.frame_current,
+            "baked": [ob.name for ob in scene.objects if ob.redmax.is_baked],
+            "animated": [ob.name for ob in scene.objects if ob.animation_data is not None],
+            "message": scene.redmax.last_message}
+
+before = snapshot()
+print("T0", repr(time.time()), flush=True)
+result = bpy.ops.redmax.bake()
+print("RESULT", json.dumps({"result": sorted(result), "unchanged": snapshot() == before,
+                            "needed": addon.kernels.needed(scene.redmax)}), flush=True)
+os._exit(0)  # the compile thread finishes its group in the background; nothing waits for it
+"""
+
+
+@pytest.mark.skipif(not engine.JIT_ENABLED, reason="without numba nothing compiles")
+def test_cold_cache_bake_prints_the_compile_stage_within_a_second_and_ctrl_c_changes_nothing(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"), BLENDER_USER_RESOURCES=str(tmp_path),
+               PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-c", COLD_BAKE, str(ROOT)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env)
+    lines, t0, first = [], None, None
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip())
+            if line.startswith("T0 "):
+                t0 = float(line.split()[1])
+            elif t0 is not None and first is None and kernels.TITLE in line:
+                first = time.time() - t0
+                assert "1 of 3 kernel groups" in line
+                proc.send_signal(signal.SIGINT)  # cancel while the first group compiles
+            elif line.startswith("RESULT "):
+                result = __import__("json").loads(line[len("RESULT "):])
+                break
+        else:
+            pytest.fail("no result:\n" + "\n".join(lines))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert first is not None and first < 1.0, lines
+    assert any("cancelled" in ln for ln in lines), lines
+    assert result == {"result": ["CANCELLED"], "unchanged": True, "needed": True}, lines
+
+
+@pytest.fixture()
+def registered():
+    addon.register()
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    yield bpy.context
+    addon.unregister()
+
+
+def test_compile_now_warms_the_cache_for_the_scene_settings(registered):
+    settings = registered.scene.redmax
+    settings.solver = "DIRECT"
+    assert bpy.ops.redmax.compile_kernels() == {"FINISHED"}
+    assert not kernels.needed(settings) and engine.warmup.is_warm("direct")
+    assert kernels.REDMAX_AP_preferences.is_registered
+    assert kernels.REDMAX_AP_preferences.bl_idname == "addon"  # the add-on's module from a checkout
+
+
+def test_main_job_bakes_a_motion_one_can_see(tmp_path):
+    """scripts/bake_demo.py as setup_and_run.sh runs it (shorter): the umbrella opens — a part travels
+    ≥ 10 % of the scene's size, the runner ≥ 30 % of its rail — and the contact sheet is written."""
+    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path))
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bake_demo.py"), "--scene", "UMBRELLA",
+                          "--frames", "36", "--sheet", "3", "--out", str(tmp_path)],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    motion = re.search(r"motion: '(.+)' travelled ([\d.]+) m = (\d+) % of the scene size \(([\d.]+) m", out.stdout)
+    runner = re.search(r"runner travelled ([\d.]+) m = (\d+) % of its ([\d.]+) m rail", out.stdout)
+    assert motion and runner, out.stdout
+    travel, size = float(motion.group(2)), float(motion.group(4))
+    assert travel >= 0.1 * size and motion.group(1).startswith("rib")
+    assert float(runner.group(1)) >= 0.3 * float(runner.group(3))
+    img = bpy.data.images.load(str(tmp_path / "umbrella_baked.png"))
+    try:
+        assert tuple(img.size) == (3 * 640, 360)  # three frames in one row
+    finally:
+        bpy.data.images.remove(img)
+    assert (tmp_path / "umbrella_baked.blend").stat().st_size > 0
