@@ -124,3 +124,31 @@ def test_main_job_bakes_a_motion_one_can_see(tmp_path):
     finally:
         bpy.data.images.remove(img)
     assert (tmp_path / "umbrella_baked.blend").stat().st_size > 0
+
+
+def test_bridge_demo_carries_its_car_as_a_moving_load_labelled_exaggerated(registered):
+    from addon import mapping
+
+    assert bpy.ops.redmax.add_demo_scene(scene="BRIDGE", size=7) == {"FINISHED"}
+    ref_scene = addon.demo.engine_scene("BRIDGE", 7)
+    ref = ref_scene.moving_loads[0]
+    m = mapping.build(registered)
+    (load,) = m.scene.moving_loads
+    assert load.force == pytest.approx(ref.force) and (load.t_start, load.t_end) == (ref.t_start, ref.t_end)
+    assert [m.scene.model.body_names[b] for b, _, _ in load.path] == [f"deck{i}" for i in range(7)]
+    R, p = engine.link_poses(m.scene.model, m.scene.q0)  # the mapped link frames are the joint hosts'
+    R0, p0 = engine.link_poses(ref_scene.model, ref_scene.q0)
+    for (b, s, e), (rb, rs, re_) in zip(load.path, ref.path):  # the same world points at the start
+        assert p[b] + R[b] @ s == pytest.approx(p0[rb] + R0[rb] @ rs, abs=1e-6)
+        assert p[b] + R[b] @ e == pytest.approx(p0[rb] + R0[rb] @ re_, abs=1e-6)
+    car = next(ob for ob in registered.scene.objects if ob.name.startswith("Car"))
+    assert "exaggerated for show" in car.name and "500×" in car.name
+    assert not car.redmax.simulate and car.animation_data.action is not None
+    import json
+
+    spec = json.loads(car[addon.loads.PROP])  # a path over an object that is not simulated is refused by name
+    spec["path"][3][0] = "just an empty"
+    registered.scene.collection.objects.link(bpy.data.objects.new("just an empty", None))
+    car[addon.loads.PROP] = json.dumps(spec)
+    with pytest.raises(mapping.MappingError, match="'just an empty', which is not a simulated object"):
+        mapping.build(registered)
