@@ -28,7 +28,8 @@ DEMO_ITEMS = [
     ("BRIDGE", "Bridge", "Cable-stayed bridge with flexible towers and a car crossing it, 500× heavier than a "
                          "real one for show (thesis Fig. 1b)", 0),
     ("UMBRELLA", "Umbrella", "Umbrella that opens (thesis Fig. 1c)", 1),
-    ("TREE", "Tree", "Binary tree of hinges with sibling springs (thesis Fig. 1a)", 2),
+    ("TREE", "Tree", "Binary tree of hinges with sibling springs, swaying as springs pull its corner leaves "
+                     "down and out (thesis Fig. 1a)", 2),
     ("CHAIN", "Chain", "Hanging chain of hinges", 3),
 ]
 DEFAULT_SIZE = {"BRIDGE": 20, "UMBRELLA": 3, "TREE": 4, "CHAIN": 10}  # bridge 20: 61 bodies
@@ -112,7 +113,7 @@ def build_demo(context, kind: str, size: int | None = None) -> dict:
         ob.redmax.mass = mass  # type: ignore[attr-defined]  # a registered PointerProperty
         coll.objects.link(ob)
         obs.append(ob)
-    warnings = []
+    warnings: list[str] = []
     rest_springs = 0
     for i, name in enumerate(model.body_names):
         jt = int(model.joint_type[i])
