@@ -184,6 +184,7 @@ def modal_step(op, context, event, finish):
 
 
 def end_modal(op, context):
+    """Remove a modal operator's timer (``op._timer``), progress bar and status text."""
     wm = context.window_manager
     if op._timer is not None:
         wm.event_timer_remove(op._timer)

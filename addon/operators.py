@@ -118,13 +118,7 @@ class REDMAX_OT_bake(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def _cleanup(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-        wm.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
+        kernels.end_modal(self, context)
 
     def _fail(self, context, job, err):
         if job is not None:
