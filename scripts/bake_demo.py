@@ -76,11 +76,14 @@ def sheet_frames(frames, away, n):
     return sorted(set(picks + [frames[-1]]))
 
 
-def _frame_camera(bpy, scene, pts):
-    """A camera that sees every point of ``pts`` (n, 3) (the meshes over the whole animation) in the
-    scene's render size, and a sun."""
+def _frame_camera(bpy, scene, pts=None):
+    """A camera that sees every point of ``pts`` (n, 3) (the meshes over the whole animation; default:
+    the meshes at the current frame) in the scene's render size, and a sun."""
     import numpy as np
     from mathutils import Vector
+
+    if pts is None:
+        pts = _mesh_corners(scene)
 
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     centre = (lo + hi) / 2
