@@ -1,24 +1,18 @@
 """The first bake on a cold numba cache shows a compile stage at once and can be cancelled; Compile
 Now warms the cache; the README main job bakes a motion one can see (real bpy wheel, subprocesses
 where a fresh process or a cold cache is the point)."""
-import atexit
+import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy` (recipes §1)
-    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
-    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
-    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
-bpy = pytest.importorskip("bpy")
+bpy = pytest.importorskip("bpy")  # (conftest.py gave Blender a throw-away user folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -75,7 +69,7 @@ def test_cold_cache_bake_prints_the_compile_stage_within_a_second_and_ctrl_c_cha
                 assert "1 of 3 kernel groups" in line
                 proc.send_signal(signal.SIGINT)  # cancel while the first group compiles
             elif line.startswith("RESULT "):
-                result = __import__("json").loads(line[len("RESULT "):])
+                result = json.loads(line[len("RESULT "):])
                 break
         else:
             pytest.fail("no result:\n" + "\n".join(lines))
@@ -144,8 +138,6 @@ def test_bridge_demo_carries_its_car_as_a_moving_load_labelled_exaggerated(regis
     car = next(ob for ob in registered.scene.objects if ob.name.startswith("Car"))
     assert "exaggerated for show" in car.name and "500×" in car.name
     assert not car.redmax.simulate and car.animation_data.action is not None
-    import json
-
     spec = json.loads(car[addon.loads.PROP])  # a path over an object that is not simulated is refused by name
     spec["path"][3][0] = "just an empty"
     registered.scene.collection.objects.link(bpy.data.objects.new("just an empty", None))
