@@ -151,6 +151,7 @@ class REDMAX_OT_compile_kernels(bpy.types.Operator):
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
         wm.progress_begin(0, 100)
+        show(context, self._job)
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
@@ -165,7 +166,6 @@ class REDMAX_OT_compile_kernels(bpy.types.Operator):
 def modal_step(op, context, event, finish):
     """One modal event of an operator waiting for ``op._job``: ESC cancels, a timer shows progress,
     a finished compile calls ``finish(context, job)`` (returns the operator's result)."""
-    wm = context.window_manager
     job = op._job
     if event.type == "ESC":
         job.cancel()
@@ -177,10 +177,15 @@ def modal_step(op, context, event, finish):
     if job.done:
         end_modal(op, context)
         return finish(context, job)
-    wm.progress_update(int(100 * job.fraction))
+    show(context, job)
+    return {"RUNNING_MODAL"}
+
+
+def show(context, job):
+    """Progress bar and status text of a running compile."""
+    context.window_manager.progress_update(int(100 * job.fraction))
     if context.workspace is not None:
         context.workspace.status_text_set(f"{job.message} (ESC to cancel)")
-    return {"RUNNING_MODAL"}
 
 
 def end_modal(op, context):

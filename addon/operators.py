@@ -61,6 +61,7 @@ class REDMAX_OT_bake(bpy.types.Operator):
             self._timer = wm.event_timer_add(0.1, window=context.window)
             wm.modal_handler_add(self)
             wm.progress_begin(0, 100)
+            kernels.show(context, self._job)
             self.report({"INFO"}, f"RedMax: {kernels.TITLE} (ESC cancels)")
             return {"RUNNING_MODAL"}
         if self._start(context) == {"CANCELLED"}:
