@@ -3,7 +3,8 @@
 Modules: ``properties`` (settings stored in .blend files), ``mapping``
 (Blender → engine scene), ``bake`` and ``keyframes`` (simulate, then write
 F-curves in one pass), ``links`` (cables, springs, loop closures and their
-curves), ``demo`` (engine scenes as Blender data), ``operators`` and ``ui``.
+curves), ``demo`` (engine scenes as Blender data), ``kernels`` (the first-bake
+compile stage and *Compile Now* in the preferences), ``operators`` and ``ui``.
 """
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ if __package__ and __package__.startswith("bl_ext.") and "NUMBA_CACHE_DIR" not i
     # compiled kernels are cached in the extension's user folder (set before the engine imports numba)
     os.environ["NUMBA_CACHE_DIR"] = bpy.utils.extension_path_user(__package__.rsplit(".", 1)[0], path="numba_cache", create=True)
 
-from . import operators, preview, properties, ui  # noqa: E402  (after the cache directory is set)
+from . import kernels, operators, preview, properties, ui  # noqa: E402  (after the cache directory is set)
 
-CLASSES = (*properties.CLASSES, *operators.CLASSES, *ui.CLASSES)
+CLASSES = (*properties.CLASSES, *operators.CLASSES, *kernels.CLASSES, *ui.CLASSES)
 
 
 def register():

@@ -6,9 +6,9 @@ package ``addon`` with the repository root on ``sys.path``.
 """
 try:
     from .. import engine
-    from ..engine import bench, geometry
+    from ..engine import bench, geometry, warmup
 except ImportError:
     import engine  # type: ignore[no-redef, import-not-found]
-    from engine import bench, geometry  # type: ignore[no-redef, import-not-found]
+    from engine import bench, geometry, warmup  # type: ignore[no-redef, import-not-found]
 
-__all__ = ["engine", "bench", "geometry"]
+__all__ = ["engine", "bench", "geometry", "warmup"]

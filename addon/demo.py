@@ -5,9 +5,12 @@ with the same principal moments, centred on the centre of mass), every joint
 an Empty carrying a Rigid Body Constraint (HINGE, SLIDER, POINT, FIXED, or
 GENERIC with locked axes for universal joints), every spring, cable and loop
 closure a RedMax link. The add-on then maps them back like any user rig, so a
-demo bakes exactly what an artist could have built by hand. Point loads
-(the bridge's car) have no Blender counterpart yet and are left out (a warning
-says so).
+demo bakes exactly what an artist could have built by hand. The bridge's car is
+a moving load (``loads.py``) carried by a box keyed along the deck; it weighs
+``CAR_SHOW_FACTOR`` × a 1.5 t car — exaggerated for show and named so: a real car
+deflects the deck by well under a centimetre. A slider spring that rests away
+from the start (the umbrella's runner) becomes a SPRING link along the slide.
+Other point forces have no Blender counterpart and are left out (a warning says so).
 """
 from __future__ import annotations
 
@@ -16,25 +19,30 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from . import links
+from . import links, loads
 
 from ._engine import engine, geometry
 
 
 DEMO_ITEMS = [
-    ("BRIDGE", "Bridge", "Cable-stayed bridge with flexible towers (thesis Fig. 1b)", 0),
+    ("BRIDGE", "Bridge", "Cable-stayed bridge with flexible towers and a car crossing it, 500× heavier than a "
+                         "real one for show (thesis Fig. 1b)", 0),
     ("UMBRELLA", "Umbrella", "Umbrella that opens (thesis Fig. 1c)", 1),
-    ("TREE", "Tree", "Binary tree of hinges with sibling springs (thesis Fig. 1a)", 2),
+    ("TREE", "Tree", "Binary tree of hinges with sibling springs, swaying as springs pull its corner leaves "
+                     "down and out (thesis Fig. 1a)", 2),
     ("CHAIN", "Chain", "Hanging chain of hinges", 3),
 ]
 DEFAULT_SIZE = {"BRIDGE": 20, "UMBRELLA": 3, "TREE": 4, "CHAIN": 10}  # bridge 20: 61 bodies
 MIN_EDGE = 0.01  # m: boxes thinner than this are drawn (and weighed) at this thickness
+CAR_SHOW_FACTOR = 500  # the bridge's car: 500 × 1.5 t (the thesis's heavy car), so the deck visibly sags
+CAR_SIZE = (4.0, 2.0, 1.5)  # m, the box that shows where the car is
+REAL_CAR = 1500.0  # kg, a normal car (NORMAL_CAR of engine/scenes/bridge.py)
 
 
 def engine_scene(kind: str, size: int | None):
     n = size or DEFAULT_SIZE[kind]
     if kind == "BRIDGE":
-        return engine.scenes.bridge(n, n)
+        return engine.scenes.bridge(n, n, car_mass=CAR_SHOW_FACTOR * REAL_CAR)
     if kind == "UMBRELLA":
         return engine.scenes.umbrella(n)
     if kind == "TREE":
@@ -105,7 +113,8 @@ def build_demo(context, kind: str, size: int | None = None) -> dict:
         ob.redmax.mass = mass  # type: ignore[attr-defined]  # a registered PointerProperty
         coll.objects.link(ob)
         obs.append(ob)
-    warnings = []
+    warnings: list[str] = []
+    rest_springs = 0
     for i, name in enumerate(model.body_names):
         jt = int(model.joint_type[i])
         parent = int(model.body_parent[i])
@@ -133,16 +142,92 @@ def build_demo(context, kind: str, size: int | None = None) -> dict:
                 setattr(c, f"limit_lin_{a}_upper", 0.0)
             c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper = True, 0.0, 0.0
         vs = model.v_slice(model.joint_names[i])
-        if vs.stop > vs.start:
+        if vs.stop > vs.start and _rest_spring(bscene, sc, i, obs, parent_ob, axis, pj, warnings) is not None:
+            rest_springs += 1
+        elif vs.stop > vs.start:
             obs[i].redmax.joint_stiffness = float(sc.joint_stiffness[vs.start])  # type: ignore[attr-defined]
             obs[i].redmax.joint_damping = float(sc.joint_damping[vs.start])  # type: ignore[attr-defined]
     if np.ptp(sc.body_damping) == 0 and sc.body_damping.size:
         bscene.redmax.body_damping = float(sc.body_damping[0])  # type: ignore[attr-defined]  # a registered PointerProperty
-    n_links = _add_links(bscene, sc, model, obs, ground, R_link, p_link)
-    if sc.point_forces or sc.moving_loads:
-        warnings.append("point loads (e.g. the bridge's car) are not part of Blender demos")
+    n_links = rest_springs + _add_links(bscene, sc, model, obs, ground, R_link, p_link)
+    for load in sc.moving_loads:
+        _add_car(context, coll, sc, load, obs, ground, model, R_link, p_link)
+    if sc.point_forces:
+        warnings.append("point forces are not part of Blender demos")
     bscene.gravity = tuple(model.gravity)
     return {"collection": coll, "bodies": len(obs), "links": n_links, "warnings": warnings}
+
+
+REST_SPRING_REACH = 0.5  # m: a slide's spring anchor sits this far below the lowest travel it needs
+
+
+def _rest_spring(bscene, sc, i, obs, parent_ob, axis, origin, warnings):
+    """A joint spring whose rest is not the starting pose (the umbrella's runner is pushed open).
+
+    Object joint springs in the add-on rest at the starting pose, so a slider's spring becomes a
+    SPRING link along the slide axis: anchored on the parent at travel s_A below both the start q0
+    and the rest, with rest length (rest − s_A); its force −k (q − rest) and damping along the axis
+    are the joint spring's. Returns the link, or None when the joint spring rests where it starts
+    (a revolute one that does not gets a warning: it would be baked as resting at the start)."""
+    model = sc.model
+    qs, vs = model.q_slice(model.joint_names[i]), model.v_slice(model.joint_names[i])
+    k, d = float(sc.joint_stiffness[vs.start]), float(sc.joint_damping[vs.start])
+    q0, rest = sc.q0[qs], sc.joint_rest[qs]
+    if k == 0 or np.allclose(q0, rest, atol=1e-9):
+        return None
+    if int(model.joint_type[i]) != engine.joints.PRISMATIC:
+        warnings.append(f"joint '{model.joint_names[i]}': its spring rests away from the start, which an "
+                        "object joint spring cannot say; it rests at the start here")
+        return None
+    a = np.asarray(axis, float) / np.linalg.norm(axis)
+    s_a = min(float(q0[0]), float(rest[0])) - REST_SPRING_REACH
+    anchor = np.asarray(origin, float) + (s_a - float(q0[0])) * a  # joint origin sits at travel q0
+    M_parent = np.array(parent_ob.matrix_world)
+    M_child = np.array(obs[i].matrix_world)
+    pa = tuple(np.linalg.solve(M_parent[:3, :3], anchor - M_parent[:3, 3]))
+    pb = tuple(np.linalg.solve(M_child[:3, :3], np.asarray(origin, float) - M_child[:3, 3]))
+    item = links.add_link(bscene, "SPRING", ((parent_ob, ""), (obs[i], "")), pa, pb,
+                          name=f"{model.joint_names[i]} spring", stiffness=k, damping=d)
+    item.use_current_length = False
+    item.rest_length = float(rest[0]) - s_a
+    return item
+
+
+def _add_car(context, coll, sc, load, obs, ground, model, R_link, p_link):
+    """A box keyed along the load's path (where the load is, on the undeformed deck) carrying the
+    moving load itself (``loads.attach``), named with how much heavier than a real car it is."""
+    mass = sc.metadata.get("car_mass", 0.0)
+    factor = mass / REAL_CAR
+    name = f"Car ({mass / 1000:.0f} t = {factor:.0f}× a real car, exaggerated for show)"
+    ob = bpy.data.objects.new(name, _box_mesh(name, CAR_SIZE))
+    coll.objects.link(ob)
+    path, stops = [], []
+    for body, start, end in load.path:
+        host, s_local = _local(obs, ground, model, body, start, R_link, p_link)
+        _, e_local = _local(obs, ground, model, body, end, R_link, p_link)
+        path.append((host, s_local, e_local))
+        stops.append(p_link[body] + R_link[body] @ start)
+    stops.append(p_link[load.path[-1][0]] + R_link[load.path[-1][0]] @ load.path[-1][1])
+    loads.attach(ob, load.force, path, load.t_start, load.t_end)
+    bscene = context.scene
+    fps = bscene.render.fps / bscene.render.fps_base
+    lift = np.array([0.0, 0.0, CAR_SIZE[2] / 2])
+    for k, p in enumerate(stops):  # constant speed over the path, like the load
+        t = load.t_start + (load.t_end - load.t_start) * k / (len(stops) - 1)
+        ob.location = tuple(p + lift)
+        ob.keyframe_insert("location", frame=bscene.frame_start + t * fps)
+    for fc in _fcurves(ob):
+        for kp in fc.keyframe_points:
+            kp.interpolation = "LINEAR"
+    return ob
+
+
+def _fcurves(ob):
+    from bpy_extras import anim_utils
+
+    ad = ob.animation_data
+    bag = anim_utils.action_get_channelbag_for_slot(ad.action, ad.action_slot)
+    return bag.fcurves if bag is not None else []
 
 
 def _local(obs, ground, model, body, point_link, R_link, p_link):

@@ -38,6 +38,7 @@ from typing import Any
 import bpy
 import numpy as np
 
+from . import loads
 from ._engine import engine, geometry
 
 
@@ -456,6 +457,10 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
         _add_constraint_spring(scene, h, b.targets)
     for link in settings.links:
         _add_link(scene, bscene, link, b.targets)
+    try:  # a demo's car
+        loads.add_moving_loads(objects, scene, {t.object.name: n for n, t in b.targets.items() if not t.bone})
+    except ValueError as err:
+        raise MappingError(str(err)) from None
     if settings.collide_with_ground:
         if not any(sh and sh.get("collide", True) for sh in model.body_shapes):
             raise MappingError("ground plane: no simulated object or bone collides (turn Collide on for one, "

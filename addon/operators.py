@@ -10,7 +10,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProper
 
 from bpy_extras.io_utils import ExportHelper
 
-from . import bake, demo, links, mapping
+from . import bake, demo, kernels, links, mapping
 from .properties import CLOSURE_ITEMS
 
 from ._engine import bench, engine
@@ -28,6 +28,9 @@ class REDMAX_OT_bake(bpy.types.Operator):
     _timer = None
 
     def execute(self, context):
+        if kernels.needed(context.scene.redmax) and not kernels.run_blocking(context.scene.redmax):
+            self.report({"WARNING"}, "RedMax bake cancelled while compiling; the scene is unchanged")
+            return {"CANCELLED"}
         try:
             job = bake.BakeJob(context)
         except bake.BakeError as err:
@@ -52,6 +55,21 @@ class REDMAX_OT_bake(bpy.types.Operator):
     def invoke(self, context, event):
         if bpy.app.background:
             return self.execute(context)
+        wm = context.window_manager
+        if kernels.needed(context.scene.redmax):  # first run: compile in a thread before touching the scene
+            self._job = kernels.start(context.scene.redmax)
+            self._timer = wm.event_timer_add(0.1, window=context.window)
+            wm.modal_handler_add(self)
+            wm.progress_begin(0, 100)
+            kernels.show(context, self._job)
+            self.report({"INFO"}, f"RedMax: {kernels.TITLE} (ESC cancels)")
+            return {"RUNNING_MODAL"}
+        if self._start(context) == {"CANCELLED"}:
+            return {"CANCELLED"}
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _start(self, context):
         try:
             self._job = bake.BakeJob(context)
         except bake.BakeError as err:
@@ -60,11 +78,18 @@ class REDMAX_OT_bake(bpy.types.Operator):
         self._steps = self._job.steps()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.0, window=context.window)
-        wm.modal_handler_add(self)
         wm.progress_begin(0, 100)
         return {"RUNNING_MODAL"}
 
+    def _compiled(self, context, compile_job):
+        if compile_job.error is not None:
+            self._fail(context, None, compile_job.error)
+            return {"CANCELLED"}
+        return self._start(context)
+
     def modal(self, context, event):
+        if isinstance(self._job, kernels.KernelCompile):
+            return kernels.modal_step(self, context, event, self._compiled)
         if event.type == "ESC":
             self._cleanup(context)
             self._job.abort()
@@ -94,13 +119,7 @@ class REDMAX_OT_bake(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def _cleanup(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-        wm.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
+        kernels.end_modal(self, context)
 
     def _fail(self, context, job, err):
         if job is not None:

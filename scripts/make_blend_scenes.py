@@ -51,6 +51,21 @@ def armature_example(bpy, addon):
     item.use_current_length, item.rest_length = False, 0.8
 
 
+def _open_umbrella(scene):
+    """The closed umbrella's mesh corners plus the ring its rib tips reach when open (so the saved
+    camera sees the umbrella after the bake opens it)."""
+    import numpy as np
+
+    from bake_demo import _mesh_corners
+    import importlib
+
+    u = importlib.import_module("engine.scenes.umbrella")  # (the package exports the function under that name)
+
+    reach, drop = u.RIB_LENGTH * np.sin(u.OPEN_ANGLE), u.RIB_LENGTH * np.cos(u.OPEN_ANGLE)
+    ring = [(reach * np.cos(a), reach * np.sin(a), u.TUBE_LENGTH - drop) for a in np.linspace(0, 2 * np.pi, 16)]
+    return np.vstack([_mesh_corners(scene), ring])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "blend_scenes"))
@@ -60,7 +75,7 @@ def main(argv=None) -> int:
 
     sys.path.insert(0, str(ROOT))
     import addon
-    from bake_demo import _frame_camera
+    from bake_demo import _frame_camera, _mesh_corners
 
     addon.register()
     out = Path(args.out)
@@ -75,7 +90,7 @@ def main(argv=None) -> int:
             scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 120
             build()
             if any(ob.type == "MESH" for ob in scene.objects):
-                _frame_camera(bpy, scene)
+                _frame_camera(bpy, scene, _mesh_corners(scene) if name != "umbrella" else _open_umbrella(scene))
             path = out / f"{name}.blend"
             bpy.ops.wm.save_as_mainfile(filepath=str(path), compress=True)
             path.with_suffix(".blend1").unlink(missing_ok=True)  # Blender's backup of the previous file

@@ -39,6 +39,8 @@ res["bake"] = sorted(bpy.ops.redmax.bake())
 res["message"] = scene.redmax.last_message
 res["baked"] = sum(1 for ob in scene.objects if ob.redmax.is_baked and ob.animation_data and ob.animation_data.action)
 res["frames"] = scene.redmax.last_frames
+res["compile_now_in_preferences"] = bpy.context.preferences.addons[mod].preferences is not None
+res["warm_after_bake"] = not sys.modules[mod + ".addon.kernels"].needed(scene.redmax)
 cache = os.environ.get("NUMBA_CACHE_DIR", "")
 res["numba_cache"] = cache
 res["cached_kernels"] = sum(n.endswith(".nbi") for _, _, files in os.walk(cache) for n in files) if cache else 0
@@ -82,6 +84,7 @@ def test_zip_installs_enables_bakes_the_bridge_and_uninstalls(linux_zip, tmp_pat
     assert res["wheels_unpacked"] == ["llvmlite", "numba"] and res["jit"]
     assert res["demo"] == ["FINISHED"] and res["bake"] == ["FINISHED"], res["message"]
     assert res["frames"] == 24 and res["baked"] > 10
+    assert res["compile_now_in_preferences"] and res["warm_after_bake"]  # the first bake compiled (cold cache)
     assert res["uninstall"] == ["FINISHED"] and res["gone"] and res["ops_gone"]
     # compiled kernels went to the extension's user folder, not beside the installed sources
     assert Path(res["numba_cache"]) == user / "extensions" / ".user" / "user_default" / "redmax" / "numba_cache"
