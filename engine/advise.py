@@ -40,7 +40,8 @@ class Run:
     Costs are process CPU seconds (robust to other work on a shared machine) of every step but the
     first (which pays compilation and first-factorization costs once per process/simulator).
     energy_rise: largest energy increase over the start (J); energy_scale: the energy in motion it is
-    judged against (J), the initial kinetic energy plus what damping has taken out so far.
+    judged against (J): the largest kinetic energy so far plus what damping has taken out so far
+    (an integrator's energy error swings with the motion; a growing mode outruns the motion).
     """
 
     solver: str
@@ -116,7 +117,7 @@ class Trial:
         self._max_iter = int(opts.get("max_iter", PCG_MAX_ITER))
         self._e0 = self.sim.energy()
         self._emin = self._e0
-        self._ke0 = kinetic_energy(scene.model, self.sim.state.q, self.sim.state.qd)
+        self._kemax = kinetic_energy(scene.model, self.sim.state.q, self.sim.state.qd)
         self._floor = 1e-6 * max(abs(self._e0), 1.0)  # round-off of an energy of this size
 
     @property
@@ -162,8 +163,9 @@ class Trial:
         r.constraint_error = max(r.constraint_error, float(sim.stats.constraint_error))
         e = sim.energy()
         self._emin = min(self._emin, e)
+        self._kemax = max(self._kemax, kinetic_energy(sim.model, sim.state.q, sim.state.qd))
         r.energy_rise = max(r.energy_rise, e - self._e0)
-        r.energy_scale = self._ke0 + (self._e0 - self._emin) + self._floor
+        r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
 
 
 @dataclass

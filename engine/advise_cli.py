@@ -106,7 +106,10 @@ def _advise(args) -> int:
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    advice = advisor.run()
+    from .bench.report import single_threaded_blas
+
+    with single_threaded_blas():  # timed as the benchmarks and sweeps are: LAPACK on one thread
+        advice = advisor.run()
     print(json.dumps(advice.as_dict(), indent=1, default=float) if args.json else format_advice(advice))
     return 0 if advice.pick is not None else 1
 

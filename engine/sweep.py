@@ -19,7 +19,7 @@ Cartesian product::
 
 Each cell simulates ``frames`` frames (the first frame is the start state), judged by the advisor's
 test (``engine.advise.judge``: divergence, energy growth, loop-closure error, PCG convergence) and
-timed in process CPU seconds. Cells are independent tasks on a ``dask.distributed`` cluster: a
+timed in process CPU seconds, with OpenBLAS on one thread as in ``engine bench``. Cells are independent tasks on a ``dask.distributed`` cluster: a
 ``LocalCluster`` by default, or the scheduler at ``--scheduler`` (workers need this package
 installed). Each finished cell is written at once, as its own small CSV file in ``OUT/cells/``
 (written to a temporary name, then renamed, so a file is whole or absent); a re-run skips the cells
@@ -130,6 +130,7 @@ def run_cell(cell: dict, run: str = "") -> dict:
     """Simulate one cell; returns its result row (never raises: an error is recorded in the row)."""
     from .advise import Trial
     from .advise_cli import build_scene
+    from .bench.report import single_threaded_blas
 
     row = {k: "" for k in COLUMNS}
     row.update(cell=cell["cell"], label=cell["label"], scene=cell.get("scene") or cell.get("scene_file") or cell.get("urdf"),
@@ -147,7 +148,8 @@ def run_cell(cell: dict, run: str = "") -> dict:
             dt = 1.0 / (fps * substeps)
         row.update(substeps=substeps, dt=dt, dofs=scene.model.nv)
         trial = Trial(scene, cell["solver"], substeps, fps, dt=dt, options=cell.get("options"))
-        r = trial.advance(frames - 1)
+        with single_threaded_blas():  # timed as the benchmarks are: LAPACK on one thread, like the kernels
+            r = trial.advance(frames - 1)
         row.update(status="ok", stable=r.stable, verdict=r.verdict, detail=r.detail, frames_done=r.frames + 1,
                    steps=r.steps, cpu_seconds=r.cpu_seconds, wall_seconds=r.wall_seconds,
                    first_step_seconds=r.first_step_seconds, seconds_per_step=r.seconds_per_step,
