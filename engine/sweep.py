@@ -233,7 +233,7 @@ def run_sweep(spec: dict, out, *, scheduler: str | None = None, workers: int = 2
         if scheduler:
             client = Client(scheduler)
         else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
             client = Client(cluster)
         try:
             futures = [client.submit(run_cell, c, run, key=f"redmax-cell-{c['cell']}-{run}", pure=False) for c in todo]
