@@ -31,6 +31,7 @@ ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of th
 CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
 PCG_MAX_ITER = 500  # the Simulator's default PCG iteration cap (a step that reaches it did not converge)
 PROBE_FRAMES = 2  # frames each solver runs before the cost-ordered search (the first is a warm-up)
+ENERGY_EVERY = 2  # the advisor's trials check energy every other frame (a growing mode still shows in time)
 
 
 @dataclass
@@ -108,13 +109,16 @@ class Trial:
     once :func:`judge` says unstable. Raises ValueError at construction when the solver cannot take
     the scene (e.g. explicit with loop closures)."""
 
-    def __init__(self, scene, solver: str, substeps: int, fps: float, *, dt: float | None = None, options=None):
+    def __init__(self, scene, solver: str, substeps: int, fps: float, *, dt: float | None = None, options=None,
+                 energy_every: int = 1):
         self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
         opts = options(self.dt) if callable(options) else dict(options or {})
         self.sim = Simulator(scene, solver, dt=self.dt, **opts)
         self.run = Run(solver, int(substeps), self.dt)
         self.passive = not scene.controllers
         self._max_iter = int(opts.get("max_iter", PCG_MAX_ITER))
+        self._seen = self._its_sum = self._its_capped = 0
+        self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
         self._e0 = self.sim.energy()
         self._emin = self._e0
         self._kemax = kinetic_energy(scene.model, self.sim.state.q, self.sim.state.qd)
@@ -155,12 +159,17 @@ class Trial:
 
     def _measure(self):
         r, sim = self.run, self.sim
-        its = np.asarray(sim.stats.iterations, float)
-        if its.size:
-            r.mean_iterations, r.max_iterations = float(its.mean()), int(its.max())
+        its = sim.stats.iterations[self._seen:]  # this frame's steps only: long runs stay linear in time
+        if its:
+            self._seen += len(its)
+            self._its_sum += sum(its)
+            r.mean_iterations, r.max_iterations = self._its_sum / self._seen, max(r.max_iterations, max(its))
+            self._its_capped += sum(1 for i in its if i >= self._max_iter)
         unconverged = getattr(sim.stats, "unconverged_steps", None)
-        r.unconverged_steps = int(unconverged) if unconverged is not None else int(np.sum(its >= self._max_iter))
+        r.unconverged_steps = int(unconverged) if unconverged is not None else self._its_capped
         r.constraint_error = max(r.constraint_error, float(sim.stats.constraint_error))
+        if r.frames % self.energy_every:
+            return
         e = sim.energy()
         self._emin = min(self._emin, e)
         self._kemax = max(self._kemax, kinetic_energy(sim.model, sim.state.q, sim.state.qd))
@@ -245,7 +254,7 @@ class Advisor:
     def _trial(self, solver, s) -> Trial:
         key = (solver, s)
         if key not in self.trials:
-            self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options)
+            self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY)
             self.order.append(key)
         return self.trials[key]
 

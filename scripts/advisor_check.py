@@ -20,7 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.advise import SUBSTEPS, Advisor, Trial  # noqa: E402
+from engine import Simulator  # noqa: E402
+from engine.advise import Advisor  # noqa: E402
+from engine.bench.report import single_threaded_blas  # noqa: E402
 from engine.advise_cli import build_scene, format_advice  # noqa: E402
 from engine.sweep import load_spec, read_rows  # noqa: E402
 
@@ -44,10 +46,11 @@ def check(spec_path, sweep_dir, labels=None):
         advice = Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()
         print(format_advice(advice), "\n", flush=True)
         bake_wall = bake_cpu = math.nan
-        if advice.pick is not None:
-            trial = Trial(make(), advice.solver, advice.substeps, fps)
+        if advice.pick is not None:  # the bake itself: the plain Simulator loop, nothing judged
+            sim = Simulator(make(), advice.solver, dt=advice.pick.dt)
             w, c = time.perf_counter(), time.process_time()
-            trial.advance(frames - 1)
+            for _ in range(frames - 1):
+                sim.step(advice.substeps)
             bake_wall, bake_cpu = time.perf_counter() - w, time.process_time() - c
         mine = [r for r in rows if r["label"] == label]
         stable = [r for r in mine if r["stable"] is True]
@@ -99,7 +102,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", help="check only this grid label (repeatable)")
     ap.add_argument("--out", help="write the markdown report here")
     args = ap.parse_args(argv)
-    results = check(args.spec, args.sweep, args.only)
+    with single_threaded_blas():  # as the sweep's cells are timed
+        results = check(args.spec, args.sweep, args.only)
     text = markdown(results, args.spec, args.sweep)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")

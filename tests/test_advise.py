@@ -26,7 +26,8 @@ def test_pick_is_stable_over_the_whole_bake_where_one_step_per_frame_is_not():
         done = sorted(r.substeps for r in advice.trials if r.solver == solver and r.stable
                       and r.frames >= advice.trial_frames)
         assert len(done) <= 1
-    assert any("unstable at 1 substep" in line for line in advice.reasons)
+    for solver in {r.solver for r in advice.trials} - {advice.solver}:  # a measured reason for each other choice
+        assert any(line.startswith(f"{solver}: ") for line in advice.reasons), advice.reasons
 
 
 def test_trials_resume_where_they_stopped():
