@@ -113,7 +113,8 @@ class Trial:
                  energy_every: int = 1):
         self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
         opts = options(self.dt) if callable(options) else dict(options or {})
-        self.sim = Simulator(scene, solver, dt=self.dt, **opts)
+        self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
+        self.model = scene.model
         self.run = Run(solver, int(substeps), self.dt)
         self.passive = not scene.controllers
         self._max_iter = int(opts.get("max_iter", PCG_MAX_ITER))
@@ -123,10 +124,6 @@ class Trial:
         self._emin = self._e0
         self._kemax = kinetic_energy(scene.model, self.sim.state.q, self.sim.state.qd)
         self._floor = 1e-6 * max(abs(self._e0), 1.0)  # round-off of an energy of this size
-
-    @property
-    def finished(self) -> bool:
-        return not self.run.stable
 
     def advance(self, frames: int) -> Run:
         r, sim = self.run, self.sim
@@ -149,7 +146,7 @@ class Trial:
                 r.verdict, r.detail = "diverged", str(err).split(";")[0]
             r.cpu_seconds += time.process_time() - c0
             r.wall_seconds += time.perf_counter() - w0
-            r.steps = sim.stats.steps
+            r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
             if r.verdict == "diverged":
                 break
             r.frames += 1
@@ -172,7 +169,7 @@ class Trial:
             return
         e = sim.energy()
         self._emin = min(self._emin, e)
-        self._kemax = max(self._kemax, kinetic_energy(sim.model, sim.state.q, sim.state.qd))
+        self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
         r.energy_rise = max(r.energy_rise, e - self._e0)
         r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
 
