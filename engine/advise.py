@@ -31,7 +31,10 @@ ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of th
 CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
 PCG_MAX_ITER = 500  # the Simulator's default PCG iteration cap (a step that reaches it did not converge)
 PROBE_FRAMES = 2  # frames each solver runs before the cost-ordered search (the first is a warm-up)
-ENERGY_EVERY = 2  # the advisor's trials check energy every other frame (a growing mode still shows in time)
+PROBE_MARGIN = 3.0  # a solver whose warm-up step costs more than this × another's step is not probed further
+SAME_STATE = 1e-6  # relative state difference below which two solvers' probes took the same steps
+ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
+#                  mode grows by orders of magnitude within a few frames, so it still shows in time)
 
 
 @dataclass
@@ -110,7 +113,7 @@ class Trial:
     the scene (e.g. explicit with loop closures)."""
 
     def __init__(self, scene, solver: str, substeps: int, fps: float, *, dt: float | None = None, options=None,
-                 energy_every: int = 1):
+                 energy_every: int = 1, start_energy=None):
         self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
         opts = options(self.dt) if callable(options) else dict(options or {})
         self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
@@ -120,9 +123,11 @@ class Trial:
         self._max_iter = int(opts.get("max_iter", PCG_MAX_ITER))
         self._seen = self._its_sum = self._its_capped = 0
         self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
-        self._e0 = self.sim.energy()
+        # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable
+        self.start_energy = start_energy or (self.sim.energy(), kinetic_energy(scene.model, self.sim.state.q,
+                                                                                self.sim.state.qd))
+        self._e0, self._kemax = self.start_energy
         self._emin = self._e0
-        self._kemax = kinetic_energy(scene.model, self.sim.state.q, self.sim.state.qd)
         self._floor = 1e-6 * max(abs(self._e0), 1.0)  # round-off of an energy of this size
 
     def advance(self, frames: int) -> Run:
@@ -245,21 +250,48 @@ class Advisor:
         self.not_applicable: dict = {}  # solver -> reason
         self.skipped: list = []
         self.abandoned: set = set()  # (solver, substeps) trials stopped once measured slower than the pick
+        self.same_steps: dict = {}  # solver -> (solver it steps like, largest state difference, cost ratio)
+        self._start_energy = None
         self.advice: Advice | None = None
 
     # --------------------------------------------------------------- search
     def _trial(self, solver, s) -> Trial:
         key = (solver, s)
         if key not in self.trials:
-            self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY)
+            self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY,
+                                     start_energy=self._start_energy)
+            self._start_energy = self.trials[key].start_energy
             self.order.append(key)
         return self.trials[key]
 
+    def _merge_same_steps(self):
+        """Solvers whose probes reached the same states (to SAME_STATE, relative) take the same steps, so
+        they share every stability verdict: only the cheapest per step of each such group stays a
+        candidate. Measured, not assumed: solvers that step differently stay apart."""
+        probes = [(sv, t) for (sv, s), t in self.trials.items()
+                  if s == self.ladder[0] and t.run.stable and t.run.frames == PROBE_FRAMES and t.run.timed_steps]
+        probes.sort(key=lambda p: p[1].run.seconds_per_step)
+        kept = []
+        for solver, trial in probes:
+            x = np.concatenate([trial.sim.state.q, trial.sim.state.qd])
+            for rep, rx, rcost in kept:
+                diff = float(np.max(np.abs(x - rx), initial=0.0)) / (1.0 + float(np.max(np.abs(rx), initial=0.0)))
+                if diff <= SAME_STATE:
+                    self.same_steps[solver] = (rep, diff, trial.run.seconds_per_step / rcost)
+                    break
+            else:
+                kept.append((solver, x, trial.run.seconds_per_step))
+
     def _cost_per_step(self, solver) -> float:
-        """Measured CPU seconds per step of ``solver`` (from its trial with the most timed steps); 0 while
-        unknown (a solver whose probe stopped at its warm-up step), so that its next setting gets a trial."""
-        runs = [t.run for (sv, _), t in self.trials.items() if sv == solver and t.run.timed_steps]
-        return max(runs, key=lambda r: r.timed_steps).seconds_per_step if runs else 0.0
+        """Measured CPU seconds per step of ``solver`` (from its trial with the most timed steps); else its
+        warm-up step's time (setup included: an upper bound) if that step was stable; else 0, so that its
+        next setting gets a trial."""
+        runs = [t.run for (sv, _), t in self.trials.items() if sv == solver]
+        timed = [r for r in runs if r.timed_steps]
+        if timed:
+            return max(timed, key=lambda r: r.timed_steps).seconds_per_step
+        warm = [r.first_step_seconds for r in runs if r.stable and r.steps]
+        return min(warm) if warm else 0.0
 
     def _best(self):
         done = [t.run for t in self.trials.values() if t.run.stable and t.run.frames >= self.trial_frames]
@@ -269,7 +301,7 @@ class Advisor:
         """[(predicted CPU s per frame, solver, substeps)] still worth a trial, cheapest first."""
         out = []
         for solver in self.solvers:
-            if solver in self.not_applicable:
+            if solver in self.not_applicable or solver in self.same_steps:
                 continue
             worst_unstable = max((s for (sv, s), t in self.trials.items() if sv == solver and not t.run.stable), default=0)
             best_stable = min((s for (sv, s), t in self.trials.items()
@@ -288,9 +320,15 @@ class Advisor:
             except ValueError as err:
                 self.not_applicable[solver] = str(err)
                 continue
-            for _ in range(PROBE_FRAMES):
+            trial.advance(1)  # the warm-up step
+            yield 0.0, f"probing {solver}"
+            known = [self._cost_per_step(sv) for (sv, _), t in self.trials.items() if t.run.timed_steps]
+            if trial.run.stable and known and trial.run.first_step_seconds > PROBE_MARGIN * min(known):
+                continue  # its setup alone costs several steps of another solver: timed only if it comes to matter
+            for _ in range(PROBE_FRAMES - 1):
                 trial.advance(1)
                 yield 0.0, f"probing {solver}"
+        self._merge_same_steps()
         while True:
             cands = self._candidates()
             best = self._best()
@@ -321,7 +359,11 @@ class Advisor:
         pick = self._best()
         runs = [self.trials[k].run for k in self.order]
         tried = set(self.trials)
-        reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.trial_frames, self.fps, self.ladder, tried)
+        reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.trial_frames, self.fps, self.ladder, tried,
+                           self.same_steps)
+        reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe) at "
+                    f"{ratio:.1f}× its cost per step, so it shares {rep}'s verdicts"
+                    for sv, (rep, diff, ratio) in self.same_steps.items()]
         return Advice(pick, runs, reasons, list(self.skipped), seconds, cpu, self.fps, self.frames, self.trial_frames,
                       self.scene.name, self.scene.model.nv)
 
@@ -330,7 +372,7 @@ def _substeps_text(s) -> str:
     return f"{s} substep{'s' if s != 1 else ''}"
 
 
-def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tried) -> list:
+def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tried, same_steps=()) -> list:
     out = []
     if pick is None:
         worst = max(ladder)
@@ -344,7 +386,7 @@ def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tri
         if pick.solver == "pcg":
             out.append(f"PCG needs {pick.mean_iterations:.1f} iterations per step here (at most {pick.max_iterations})")
     for solver in dict.fromkeys(r.solver for r in runs):
-        if pick is not None and solver == pick.solver:
+        if (pick is not None and solver == pick.solver) or solver in same_steps:
             continue
         mine = [r for r in runs if r.solver == solver]
         stable = [r for r in mine if r.stable and r.frames >= trial_frames]
@@ -360,6 +402,11 @@ def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tri
                          f"{r.seconds_per_frame / pick.seconds_per_frame:.1f}× faster")
             if solver == "pcg":
                 parts.append(f"PCG needs {r.mean_iterations:.1f} iterations per step here")
+        warm = [r for r in mine if r.stable and r.steps and not r.timed_steps]
+        if warm and pick is not None and not stable and not slower:
+            r = warm[0]
+            parts.append(f"its first step took {1e3 * r.first_step_seconds:.3g} ms (setup included), "
+                         f"{r.first_step_seconds / pick.seconds_per_step:.1f}× a step of the pick (not timed further)")
         if slower and pick is not None and not stable:
             r = min(slower, key=lambda r: r.seconds_per_frame)
             parts.append(f"{r.seconds_per_frame / pick.seconds_per_frame:.1f}× the pick's cost per frame at "

@@ -47,8 +47,8 @@ def check(spec_path, sweep_dir, labels=None):
         print(format_advice(advice), "\n", flush=True)
         bake_wall = bake_cpu = math.nan
         if advice.pick is not None:  # the bake itself: the plain Simulator loop, nothing judged
-            sim = Simulator(make(), advice.solver, dt=advice.pick.dt)
             w, c = time.perf_counter(), time.process_time()
+            sim = Simulator(make(), advice.solver, dt=advice.pick.dt)
             for _ in range(frames - 1):
                 sim.step(advice.substeps)
             bake_wall, bake_cpu = time.perf_counter() - w, time.process_time() - c
