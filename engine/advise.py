@@ -31,7 +31,7 @@ ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of th
 CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
 PCG_MAX_ITER = 500  # the Simulator's default PCG iteration cap (a step that reaches it did not converge)
 PROBE_FRAMES = 2  # frames each solver runs before the cost-ordered search (the first is a warm-up)
-PROBE_MARGIN = 3.0  # a solver whose warm-up step costs more than this × another's step is not probed further
+PROBE_MARGIN = 3.0  # a solver whose warm-up step costs more than this × another's is not probed further
 SAME_STATE = 1e-6  # relative state difference below which two solvers' probes took the same steps
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
@@ -170,8 +170,18 @@ class Trial:
         unconverged = getattr(sim.stats, "unconverged_steps", None)
         r.unconverged_steps = int(unconverged) if unconverged is not None else self._its_capped
         r.constraint_error = max(r.constraint_error, float(sim.stats.constraint_error))
-        if r.frames % self.energy_every:
-            return
+        if r.frames % self.energy_every == 0:
+            self._measure_energy()
+
+    def check_energy(self) -> Run:
+        """Measure the energy now (between the every-k-frames checks) and judge again."""
+        if self.run.stable and self.run.frames % self.energy_every:
+            self._measure_energy()
+            self.run.verdict, self.run.detail = judge(self.run, passive=self.passive)
+        return self.run
+
+    def _measure_energy(self):
+        r, sim = self.run, self.sim
         e = sim.energy()
         self._emin = min(self._emin, e)
         self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
@@ -322,9 +332,9 @@ class Advisor:
                 continue
             trial.advance(1)  # the warm-up step
             yield 0.0, f"probing {solver}"
-            known = [self._cost_per_step(sv) for (sv, _), t in self.trials.items() if t.run.timed_steps]
+            known = [t.run.first_step_seconds for t in self.trials.values() if t.run.timed_steps]
             if trial.run.stable and known and trial.run.first_step_seconds > PROBE_MARGIN * min(known):
-                continue  # its setup alone costs several steps of another solver: timed only if it comes to matter
+                continue  # its setup costs several first steps of another solver: timed only if it comes to matter
             for _ in range(PROBE_FRAMES - 1):
                 trial.advance(1)
                 yield 0.0, f"probing {solver}"
@@ -342,6 +352,8 @@ class Advisor:
             trial = self._trial(solver, s)
             while trial.run.stable and trial.run.frames < self.trial_frames:
                 trial.advance(1)
+                if trial.run.frames == self.trial_frames:
+                    trial.check_energy()  # a trial always ends on an energy check
                 if best is not None and trial.run.timed_steps and trial.run.seconds_per_frame >= best.seconds_per_frame:
                     self.abandoned.add((solver, s))  # measured slower than a stable pick: no need to finish
                     break

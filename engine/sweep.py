@@ -299,9 +299,13 @@ def _sweep(args) -> int:
     stable = sum(1 for r in rows if r["stable"] is True)
     print(f"{len(rows)} cells in {out}: {res['done']} run now, {res['skipped']} already done; {stable} stable, "
           f"{sum(1 for r in rows if r['status'] == 'failed')} failed")
+    failures: dict = {}
     for r in rows:
         if r["status"] == "failed":
-            print(f"  failed: {r['label']} {r['solver']} {r['params']}: {r['error']}")
+            key = (r["label"], r["solver"], r["params"], r["error"])
+            failures[key] = failures.get(key, 0) + 1
+    for (label, solver, params, error), count in failures.items():
+        print(f"  failed: {label} {solver} {params}" + (f" ({count} cells)" if count > 1 else "") + f": {error}")
     for path in [res["results"], *res["plots"]]:
         print(f"wrote {path}")
     return 0

@@ -42,16 +42,28 @@ def _stability_map(plt, label, rows, path):
             style = (("o", "tab:green") if r["stable"] is True else ("s", "0.5") if r["status"] == "failed"
                      else ("x", "tab:red"))
             ax.scatter(float(r["dt"]), float(r["stiffness"]), marker=style[0], color=style[1], s=40)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        _log_ticks(ax, sorted({float(r["dt"]) for r in rows}), sorted({float(r["stiffness"]) for r in rows}))
         ax.set_title(solver)
-        ax.set_xlabel("dt (s)")
+        ax.set_xlabel("dt (ms)")
     axes[0][0].set_ylabel("stiffness factor")
     fig.suptitle(f"{label}: stable ● unstable ✕ failed ■")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def _log_ticks(ax, xs, ys):
+    """Log axes ticked at the grid's own values (dt in ms, stiffness factors), no minor labels."""
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(xs, [f"{1e3 * x:.3g}" for x in xs])
+    ax.set_yticks(ys, [f"{y:g}" for y in ys])
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_minor_locator(NullLocator())
+        axis.set_minor_formatter(NullFormatter())
 
 
 def _time_vs_size(plt, label, rows, path):

@@ -70,12 +70,14 @@ def markdown(results, spec_path, sweep_dir) -> str:
              "The sweep runs every choice the advisor has (solver × substeps) over the whole bake; a cell is stable "
              "when it neither diverges nor gains energy (> 10 % of the energy in motion), keeps loop closures within "
              "1 mm and PCG converges (the advisor's own test, `engine.advise.judge`). Costs are process CPU seconds "
-             "of the bake (the first step, which pays compilation, left out). The advisor ran once to warm up and "
-             "once timed; the bake with its pick ran right after in the same process.", "",
+             "of the bake (the first step, which pays compilation, left out) with OpenBLAS on one thread. The "
+             "advisor ran once to warm up (kernels loaded, as after a session's first bake) and once timed; then "
+             "the bake with its pick (Simulator construction, every step) ran in the same process, timed the same "
+             "way. The machine is shared by several developers: wall times are noisy, CPU times much less.", "",
              "| scene | dofs | advisor's pick | stable over the whole bake (sweep) | pick's bake CPU s (sweep) "
-             "| fastest stable in the sweep | ratio (≤ 1.5) | advisor wall s | advisor CPU s | bake with the pick, "
-             "wall s / CPU s | advisor / bake (wall) | sweep cells (stable) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| fastest stable in the sweep | ratio (≤ 1.5) | advisor wall s / CPU s | bake with the pick, "
+             "wall s / CPU s | advisor / bake, CPU (wall) | sweep cells (stable) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         a, p, f = r["advice"], r["picked"], r["fastest"]
         pick = f"{a.solver} × {a.substeps}" if a.pick else "none"
@@ -85,8 +87,9 @@ def markdown(results, spec_path, sweep_dir) -> str:
             f"{p['bake_cpu_seconds']:.3g} |" if p and p["stable"] is True else
             f"| {r['label']} | {r['dofs']} | {pick} | NO ({p['verdict'] if p else 'not in sweep'}) | — |")
         lines[-1] += (f" {f['solver']} × {int(f['substeps'])}: {f['bake_cpu_seconds']:.3g} |" if f else " — |")
-        lines[-1] += (f" {ratio:.2f} | {a.seconds:.3g} | {a.cpu_seconds:.3g} | {r['bake_wall']:.3g} / {r['bake_cpu']:.3g} | "
-                      f"{100 * a.seconds / r['bake_wall']:.1f} % | {r['cells']} ({r['stable_cells']}) |")
+        lines[-1] += (f" {ratio:.2f} | {a.seconds:.3g} / {a.cpu_seconds:.3g} | {r['bake_wall']:.3g} / {r['bake_cpu']:.3g} | "
+                      f"{100 * a.cpu_seconds / r['bake_cpu']:.1f} % ({100 * a.seconds / r['bake_wall']:.1f} %) | "
+                      f"{r['cells']} ({r['stable_cells']}) |")
     lines += ["", "## What the advisor printed", ""]
     from engine.advise_cli import format_advice as fmt
 
