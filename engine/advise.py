@@ -231,7 +231,7 @@ class Advisor:
 
     scene: an engine Scene (not modified). solvers: the choices (default: explicit, pcg, direct, and
     dense up to DENSE_MAX_DOFS dofs). substeps: the ladder of steps per frame. trial_frames: frames
-    each candidate runs (default 3 % of the bake, at least 8). options: Simulator options, or a
+    each candidate runs (default 2.5 % of the bake, at least 7). options: Simulator options, or a
     callable dt -> options (the add-on's contact margin grows with the step).
     Drive it with ``for fraction, message in advisor.steps(): ...`` (UI progress), or ``advisor.run()``.
     """
@@ -253,7 +253,7 @@ class Advisor:
         self.ladder = sorted({int(s) for s in substeps})
         if not self.ladder or self.ladder[0] < 1:
             raise ValueError(f"substeps must be positive integers, got {list(substeps)}")
-        self.trial_frames = int(trial_frames) if trial_frames else max(8, math.ceil(0.03 * self.frames))
+        self.trial_frames = int(trial_frames) if trial_frames else max(7, math.ceil(0.025 * self.frames))
         self.trial_frames = min(self.trial_frames, self.frames - 1)
         self.trials: dict = {}  # (solver, substeps) -> Trial
         self.order: list = []  # keys in the order first tried

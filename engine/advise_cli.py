@@ -89,7 +89,7 @@ def add_advise_parser(sub) -> None:
     p.add_argument("--frames", type=int, default=250, help="length of the bake in frames (default 250)")
     p.add_argument("--solvers", default=None, help="comma-separated choices (default explicit,pcg,direct,dense)")
     p.add_argument("--max-substeps", type=int, default=64, help="largest substep count tried (default 64)")
-    p.add_argument("--trial-frames", type=int, default=None, help="frames per trial (default 3 %% of the bake, ≥ 8)")
+    p.add_argument("--trial-frames", type=int, default=None, help="frames per trial (default 2.5 %% of the bake, ≥ 7)")
     p.add_argument("--json", action="store_true", help="print the advice as JSON")
     p.set_defaults(func=_advise)
 

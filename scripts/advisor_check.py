@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np  # noqa: E402
+
 from engine import Simulator  # noqa: E402
 from engine.advise import Advisor  # noqa: E402
 from engine.bench.report import single_threaded_blas  # noqa: E402
@@ -27,6 +29,7 @@ from engine.advise_cli import build_scene, format_advice  # noqa: E402
 from engine.sweep import load_spec, read_rows  # noqa: E402
 
 SPEC = Path(__file__).resolve().parent / "sweeps" / "advisor.toml"
+REPEATS = 5  # timed advisor runs and bakes per scene (medians: the machine is shared)
 
 
 def check(spec_path, sweep_dir, labels=None):
@@ -43,21 +46,29 @@ def check(spec_path, sweep_dir, labels=None):
         ladder = sorted({int(c["substeps"]) for c in cells})
         make = lambda: build_scene(c0.get("scene"), c0["params"], scene_file=c0.get("scene_file"), urdf=c0.get("urdf"))  # noqa: E731
         Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()  # warm-up
-        advice = Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()
+        runs = [Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run() for _ in range(REPEATS)]
+        advice = runs[0]
         print(format_advice(advice), "\n", flush=True)
+        picks = {(a.solver, a.substeps) for a in runs}
         bake_wall = bake_cpu = math.nan
         if advice.pick is not None:  # the bake itself: the plain Simulator loop, nothing judged
-            w, c = time.perf_counter(), time.process_time()
-            sim = Simulator(make(), advice.solver, dt=advice.pick.dt)
-            for _ in range(frames - 1):
-                sim.step(advice.substeps)
-            bake_wall, bake_cpu = time.perf_counter() - w, time.process_time() - c
+            bakes = []
+            for _ in range(REPEATS):
+                w, c = time.perf_counter(), time.process_time()
+                sim = Simulator(make(), advice.solver, dt=advice.pick.dt)
+                for _ in range(frames - 1):
+                    sim.step(advice.substeps)
+                bakes.append((time.perf_counter() - w, time.process_time() - c))
+            bake_wall, bake_cpu = (float(np.median([b[i] for b in bakes])) for i in (0, 1))
+        advisor_wall = float(np.median([a.seconds for a in runs]))
+        advisor_cpu = float(np.median([a.cpu_seconds for a in runs]))
         mine = [r for r in rows if r["label"] == label]
         stable = [r for r in mine if r["stable"] is True]
         fastest = min(stable, key=lambda r: r["bake_cpu_seconds"], default=None)
         picked = next((r for r in mine if r["solver"] == advice.solver and int(r["substeps"]) == advice.substeps), None)
         out.append({"label": label, "dofs": advice.dofs, "advice": advice, "picked": picked, "fastest": fastest,
-                    "bake_wall": bake_wall, "bake_cpu": bake_cpu, "cells": len(mine), "stable_cells": len(stable)})
+                    "bake_wall": bake_wall, "bake_cpu": bake_cpu, "cells": len(mine), "stable_cells": len(stable),
+                    "advisor_wall": advisor_wall, "advisor_cpu": advisor_cpu, "picks": picks})
     return out
 
 
@@ -71,13 +82,14 @@ def markdown(results, spec_path, sweep_dir) -> str:
              "when it neither diverges nor gains energy (> 10 % of the energy in motion), keeps loop closures within "
              "1 mm and PCG converges (the advisor's own test, `engine.advise.judge`). Costs are process CPU seconds "
              "of the bake (the first step, which pays compilation, left out) with OpenBLAS on one thread. The "
-             "advisor ran once to warm up (kernels loaded, as after a session's first bake) and once timed; then "
-             "the bake with its pick (Simulator construction, every step) ran in the same process, timed the same "
-             "way. The machine is shared by several developers: wall times are noisy, CPU times much less.", "",
+             f"advisor ran once to warm up (kernels loaded, as after a session's first bake), then {REPEATS} times "
+             f"timed; then the bake with the first timed run's pick (Simulator construction, every step) ran "
+             f"{REPEATS} times in the same process, timed the same way; medians are shown. The machine is shared by several developers: wall times are noisy, CPU times much less.", "",
              "| scene | dofs | advisor's pick | stable over the whole bake (sweep) | pick's bake CPU s (sweep) "
              "| fastest stable in the sweep | ratio (≤ 1.5) | advisor wall s / CPU s | bake with the pick, "
              "wall s / CPU s | advisor / bake, CPU (wall) | sweep cells (stable) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    notes = []
     for r in results:
         a, p, f = r["advice"], r["picked"], r["fastest"]
         pick = f"{a.solver} × {a.substeps}" if a.pick else "none"
@@ -87,10 +99,14 @@ def markdown(results, spec_path, sweep_dir) -> str:
             f"{p['bake_cpu_seconds']:.3g} |" if p and p["stable"] is True else
             f"| {r['label']} | {r['dofs']} | {pick} | NO ({p['verdict'] if p else 'not in sweep'}) | — |")
         lines[-1] += (f" {f['solver']} × {int(f['substeps'])}: {f['bake_cpu_seconds']:.3g} |" if f else " — |")
-        lines[-1] += (f" {ratio:.2f} | {a.seconds:.3g} / {a.cpu_seconds:.3g} | {r['bake_wall']:.3g} / {r['bake_cpu']:.3g} | "
-                      f"{100 * a.cpu_seconds / r['bake_cpu']:.1f} % ({100 * a.seconds / r['bake_wall']:.1f} %) | "
-                      f"{r['cells']} ({r['stable_cells']}) |")
-    lines += ["", "## What the advisor printed", ""]
+        lines[-1] += (f" {ratio:.2f} | {r['advisor_wall']:.3g} / {r['advisor_cpu']:.3g} | {r['bake_wall']:.3g} / "
+                      f"{r['bake_cpu']:.3g} | {100 * r['advisor_cpu'] / r['bake_cpu']:.1f} % "
+                      f"({100 * r['advisor_wall'] / r['bake_wall']:.1f} %) | {r['cells']} ({r['stable_cells']}) |")
+        if len(r["picks"]) > 1:
+            others = ", ".join(f"{sv} × {ss}" for sv, ss in sorted(r["picks"], key=str) if (sv, ss) != (a.solver, a.substeps))
+            notes.append(f"{r['label']}: over {REPEATS} timed runs the advisor also picked {others} (costs within "
+                         f"the timing noise; see the sweep's cells)")
+    lines += [""] + [f"- {n}" for n in notes] + ["", "## What the advisor printed", ""]
     from engine.advise_cli import format_advice as fmt
 
     for r in results:
