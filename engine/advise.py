@@ -395,6 +395,10 @@ def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tri
                    f"{100 * pick.relative_energy_rise:.1f} % of the energy in motion"
                    + (f", loop closures within {pick.constraint_error:.1g} m" if pick.constraint_error > 0 else "")
                    + f"; {1e3 * pick.seconds_per_frame:.3g} ms CPU per frame")
+        fewer = [r for r in runs if r.solver == pick.solver and not r.stable]
+        if fewer:  # why not fewer substeps
+            r = max(fewer, key=lambda r: r.substeps)
+            out.append(f"{pick.solver} at {_substeps_text(r.substeps)} was unstable ({r.detail or r.verdict})")
         if pick.solver == "pcg":
             out.append(f"PCG needs {pick.mean_iterations:.1f} iterations per step here (at most {pick.max_iterations})")
     for solver in dict.fromkeys(r.solver for r in runs):
