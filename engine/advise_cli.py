@@ -134,6 +134,7 @@ def format_advice(advice) -> str:
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines += ["", fmt.format(*head), fmt.format(*("-" * w for w in widths)), *(fmt.format(*row) for row in rows)]
+    lines = [line.rstrip() for line in lines]
     if advice.pick is not None:
         lines.append("(* the recommendation)")
     return "\n".join(lines)
