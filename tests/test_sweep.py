@@ -90,3 +90,22 @@ def test_killed_sweep_resumes_without_recomputing_or_losing_cells(tmp_path):
     chain = [r for r in rows if r["label"] == "chain"]
     assert all(r["status"] == "ok" and r["frames_done"] == 600 or not r["stable"] for r in chain)
     assert sum(r["stable"] is True for r in chain) >= 12  # (explicit at 2 substeps may not hold; the rest do)
+
+
+def test_cells_with_dt_and_stiffness_run_in_process_and_plot(tmp_path):
+    """run_cell without Dask: a dt axis (whole steps per frame) and a stiffness factor; the plots draw."""
+    from engine.sweep import run_cell, write_row
+    from engine.sweep_plots import plot_sweep
+
+    cells = expand_grid({"scene": "tree", "params": {"levels": 2}, "solver": ["explicit", "pcg"], "dt": [1 / 60, 1 / 240],
+                         "stiffness": [1.0, 50.0], "frames": 20, "fps": 30})
+    rows = [run_cell(c, "t") for c in cells]
+    for c, r in zip(cells, rows):
+        assert r["status"] == "ok", r["error"]
+        assert r["substeps"] == round(1 / (30 * c["dt"])) and r["frames_done"] <= 20
+        write_row(tmp_path, r)
+    assert all(r["stable"] for r in rows if r["solver"] == "pcg")  # the implicit step takes these in its stride
+    got = read_rows(tmp_path)
+    assert len(got) == len(cells) and {r["cell"] for r in got} == {c["cell"] for c in cells}
+    paths = plot_sweep(got, tmp_path)
+    assert [p.name for p in paths] == ["stability_tree.png"] and paths[0].stat().st_size > 0
