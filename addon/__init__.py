@@ -16,9 +16,9 @@ if __package__ and __package__.startswith("bl_ext.") and "NUMBA_CACHE_DIR" not i
     # compiled kernels are cached in the extension's user folder (set before the engine imports numba)
     os.environ["NUMBA_CACHE_DIR"] = bpy.utils.extension_path_user(__package__.rsplit(".", 1)[0], path="numba_cache", create=True)
 
-from . import kernels, operators, preview, properties, ui  # noqa: E402  (after the cache directory is set)
+from . import kernels, operators, preview, properties, suggest, ui  # noqa: E402  (after the cache directory is set)
 
-CLASSES = (*properties.CLASSES, *operators.CLASSES, *kernels.CLASSES, *ui.CLASSES)
+CLASSES = (*properties.CLASSES, *operators.CLASSES, *kernels.CLASSES, *suggest.CLASSES, *ui.CLASSES)
 
 
 def register():

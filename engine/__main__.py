@@ -31,12 +31,16 @@ def _bench(args) -> int:
 
 def main(argv=None) -> int:
     from .bench import SUITES
+    from .advise_cli import add_advise_parser
+    from .sweep import add_sweep_parser
     from .viewer.cli import add_view_parser
 
     parser = argparse.ArgumentParser(prog="python -m engine", description="Articulated rigid-body dynamics engine.")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_bench(sub, SUITES)
     add_view_parser(sub)
+    add_advise_parser(sub)
+    add_sweep_parser(sub)
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()

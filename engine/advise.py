@@ -1,0 +1,438 @@
+"""Settings advisor: which solver, how many substeps — by measurement (``python -m engine advise``).
+
+Short trial runs of each applicable solver × substep count over the first part of the motion, each
+judged by :func:`judge` on what the run did (divergence, energy growth, loop-closure error, PCG
+convergence) and timed in CPU seconds per frame. The search is cost-ordered: every solver is first
+probed for a couple of frames at one substep (its cost per step); then the setting predicted to be
+cheapest is tried next, and the search stops as soon as every remaining setting is predicted to cost
+at least as much as the cheapest stable one found. A setting found unstable rules out the same
+solver with fewer substeps; a stable one rules out more. Nothing here knows which solver is better
+where: the numbers decide (so a change of a solver changes the advice with it).
+
+The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
+advisor's verdicts and the sweep's are the same test over different lengths.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .energy import kinetic_energy
+from .errors import SimulationError
+from .simulator import Simulator
+
+SOLVERS = ("explicit", "pcg", "direct", "dense")  # what the advisor chooses between
+SUBSTEPS = (1, 2, 4, 8, 16, 32, 64)  # the substep ladder tried (steps per frame)
+DENSE_MAX_DOFS = 700  # the dense solver is O(n³) per step: only offered to rigs up to this size
+ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of the energy in motion
+CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
+PCG_MAX_ITER = 500  # the Simulator's default PCG iteration cap (a step that reaches it did not converge)
+PROBE_FRAMES = 2  # frames each solver runs before the cost-ordered search (the first is a warm-up)
+PROBE_MARGIN = 3.0  # a solver whose warm-up step costs more than this × another's is not probed further
+SAME_STATE = 1e-6  # relative state difference below which two solvers' probes took the same steps
+ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
+#                  mode grows by orders of magnitude within a few frames, so it still shows in time)
+
+
+@dataclass
+class Run:
+    """One setting simulated frame by frame: ``solver`` with ``substeps`` steps of ``dt`` s per frame.
+
+    Costs are process CPU seconds (robust to other work on a shared machine) of every step but the
+    first (which pays compilation and first-factorization costs once per process/simulator).
+    energy_rise: largest energy increase over the start (J); energy_scale: the energy in motion it is
+    judged against (J): the largest kinetic energy so far plus what damping has taken out so far
+    (an integrator's energy error swings with the motion; a growing mode outruns the motion).
+    """
+
+    solver: str
+    substeps: int
+    dt: float
+    frames: int = 0
+    steps: int = 0
+    timed_steps: int = 0
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    first_step_seconds: float = 0.0
+    mean_iterations: float = 0.0
+    max_iterations: int = 0
+    unconverged_steps: int = 0
+    energy_rise: float = 0.0
+    energy_scale: float = 0.0
+    constraint_error: float = 0.0
+    verdict: str = "stable"
+    detail: str = ""
+
+    @property
+    def stable(self) -> bool:
+        return self.verdict == "stable"
+
+    @property
+    def seconds_per_step(self) -> float:
+        """CPU seconds per step (nan before any step is timed)."""
+        return self.cpu_seconds / self.timed_steps if self.timed_steps else math.nan
+
+    @property
+    def seconds_per_frame(self) -> float:
+        return self.seconds_per_step * self.substeps
+
+    @property
+    def relative_energy_rise(self) -> float:
+        return self.energy_rise / self.energy_scale if self.energy_scale > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d.update(stable=self.stable, seconds_per_frame=self.seconds_per_frame,
+                 relative_energy_rise=self.relative_energy_rise)
+        return d
+
+
+def judge(run: Run, *, passive: bool = True) -> tuple[str, str]:
+    """(verdict, detail) of a run so far: ``"stable"`` or why not. A diverged run has its verdict set
+    when the Simulator raises; energy growth is judged only on ``passive`` scenes (no controllers put
+    energy in)."""
+    if run.verdict == "diverged":
+        return run.verdict, run.detail
+    if run.unconverged_steps:
+        return "PCG not converged", f"PCG did not converge in {run.unconverged_steps} step(s) (max {run.max_iterations} iterations)"
+    if run.constraint_error > CONSTRAINT_TOL:
+        return "constraint drift", f"loop closures drifted {run.constraint_error:.2g} m (> {CONSTRAINT_TOL:g} m)"
+    if passive and run.relative_energy_rise > ENERGY_RISE:
+        share = (f"{100 * run.relative_energy_rise:.0f} % of the {run.energy_scale:.3g} J in motion"
+                 if run.relative_energy_rise < 10 else f"the scene had {run.energy_scale:.2g} J in motion")
+        return "energy growth", f"energy rose {run.energy_rise:.3g} J, {share}"
+    return "stable", ""
+
+
+class Trial:
+    """A resumable run of one setting: ``advance(k)`` simulates up to k more frames and stops early
+    once :func:`judge` says unstable. Raises ValueError at construction when the solver cannot take
+    the scene (e.g. explicit with loop closures)."""
+
+    def __init__(self, scene, solver: str, substeps: int, fps: float, *, dt: float | None = None, options=None,
+                 energy_every: int = 1, start_energy=None):
+        self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
+        opts = options(self.dt) if callable(options) else dict(options or {})
+        self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
+        self.model = scene.model
+        self.run = Run(solver, int(substeps), self.dt)
+        self.passive = not scene.controllers
+        self._max_iter = int(opts.get("max_iter", PCG_MAX_ITER))
+        self._seen = self._its_sum = self._its_capped = 0
+        self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
+        # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable
+        self.start_energy = start_energy or (self.sim.energy(), kinetic_energy(scene.model, self.sim.state.q,
+                                                                                self.sim.state.qd))
+        self._e0, self._kemax = self.start_energy
+        self._emin = self._e0
+        self._floor = 1e-6 * max(abs(self._e0), 1.0)  # round-off of an energy of this size
+
+    def advance(self, frames: int) -> Run:
+        r, sim = self.run, self.sim
+        for _ in range(int(frames)):
+            if not r.stable:
+                break
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                if r.steps == 0:  # the first step pays compilation / first factorization: kept apart
+                    sim.step(1)
+                    r.first_step_seconds = time.process_time() - c0
+                    c0 = time.process_time()
+                    if r.substeps > 1:
+                        sim.step(r.substeps - 1)
+                        r.timed_steps += r.substeps - 1
+                else:
+                    sim.step(r.substeps)
+                    r.timed_steps += r.substeps
+            except SimulationError as err:
+                r.verdict, r.detail = "diverged", str(err).split(";")[0]
+            r.cpu_seconds += time.process_time() - c0
+            r.wall_seconds += time.perf_counter() - w0
+            r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
+            if r.verdict == "diverged":
+                break
+            r.frames += 1
+            self._measure()
+            r.verdict, r.detail = judge(r, passive=self.passive)
+        return r
+
+    def _measure(self):
+        r, sim = self.run, self.sim
+        its = sim.stats.iterations[self._seen:]  # this frame's steps only: long runs stay linear in time
+        if its:
+            self._seen += len(its)
+            self._its_sum += sum(its)
+            r.mean_iterations, r.max_iterations = self._its_sum / self._seen, max(r.max_iterations, max(its))
+            self._its_capped += sum(1 for i in its if i >= self._max_iter)
+        unconverged = getattr(sim.stats, "unconverged_steps", None)
+        r.unconverged_steps = int(unconverged) if unconverged is not None else self._its_capped
+        r.constraint_error = max(r.constraint_error, float(sim.stats.constraint_error))
+        if r.frames % self.energy_every == 0:
+            self._measure_energy()
+
+    def check_energy(self) -> Run:
+        """Measure the energy now (between the every-k-frames checks) and judge again."""
+        if self.run.stable and self.run.frames % self.energy_every:
+            self._measure_energy()
+            self.run.verdict, self.run.detail = judge(self.run, passive=self.passive)
+        return self.run
+
+    def _measure_energy(self):
+        r, sim = self.run, self.sim
+        e = sim.energy()
+        self._emin = min(self._emin, e)
+        self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
+        r.energy_rise = max(r.energy_rise, e - self._e0)
+        r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
+
+
+@dataclass
+class Advice:
+    """The advisor's answer. ``pick``: the recommended Run (None if nothing was stable);
+    ``trials``: every Run tried, in the order tried; ``reasons``: measured reasons, one a line;
+    ``skipped``: settings not tried and why; ``seconds``: the advisor's own wall time."""
+
+    pick: Run | None
+    trials: list
+    reasons: list
+    skipped: list = field(default_factory=list)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    fps: float = 30.0
+    frames: int = 250
+    trial_frames: int = 0
+    scene: str = ""
+    dofs: int = 0
+
+    @property
+    def solver(self) -> str | None:
+        return self.pick.solver if self.pick else None
+
+    @property
+    def substeps(self) -> int | None:
+        return self.pick.substeps if self.pick else None
+
+    def estimated_bake_seconds(self) -> float:
+        return self.pick.seconds_per_frame * (self.frames - 1) if self.pick else math.nan
+
+    def as_dict(self) -> dict:
+        return {"scene": self.scene, "dofs": self.dofs, "fps": self.fps, "frames": self.frames,
+                "trial_frames": self.trial_frames, "solver": self.solver, "substeps": self.substeps,
+                "estimated_bake_seconds": self.estimated_bake_seconds(), "seconds": self.seconds,
+                "cpu_seconds": self.cpu_seconds, "reasons": self.reasons, "skipped": self.skipped,
+                "trials": [t.as_dict() for t in self.trials]}
+
+
+class Advisor:
+    """Finds the cheapest stable (solver, substeps) for baking ``frames`` frames at ``fps``.
+
+    scene: an engine Scene (not modified). solvers: the choices (default: explicit, pcg, direct, and
+    dense up to DENSE_MAX_DOFS dofs). substeps: the ladder of steps per frame. trial_frames: frames
+    each candidate runs (default 2.5 % of the bake, at least 7). options: Simulator options, or a
+    callable dt -> options (the add-on's contact margin grows with the step).
+    Drive it with ``for fraction, message in advisor.steps(): ...`` (UI progress), or ``advisor.run()``.
+    """
+
+    def __init__(self, scene, *, fps: float = 30.0, frames: int = 250, solvers=None, substeps=SUBSTEPS,
+                 trial_frames: int | None = None, options=None):
+        if not (fps > 0 and math.isfinite(fps)):
+            raise ValueError(f"fps must be a positive number, got {fps}")
+        if int(frames) < 2:
+            raise ValueError(f"a bake needs at least 2 frames, got {frames}")
+        self.scene, self.fps, self.frames, self.options = scene, float(fps), int(frames), options
+        nv = scene.model.nv
+        if solvers is None:
+            solvers = [s for s in SOLVERS if s != "dense" or nv <= DENSE_MAX_DOFS]
+        unknown = [s for s in solvers if s not in SOLVERS]
+        if unknown or not solvers:
+            raise ValueError(f"advisor solvers must be among {', '.join(SOLVERS)}; got {list(solvers)}")
+        self.solvers = list(solvers)
+        self.ladder = sorted({int(s) for s in substeps})
+        if not self.ladder or self.ladder[0] < 1:
+            raise ValueError(f"substeps must be positive integers, got {list(substeps)}")
+        self.trial_frames = int(trial_frames) if trial_frames else max(7, math.ceil(0.025 * self.frames))
+        self.trial_frames = min(self.trial_frames, self.frames - 1)
+        self.trials: dict = {}  # (solver, substeps) -> Trial
+        self.order: list = []  # keys in the order first tried
+        self.not_applicable: dict = {}  # solver -> reason
+        self.skipped: list = []
+        self.abandoned: set = set()  # (solver, substeps) trials stopped once measured slower than the pick
+        self.same_steps: dict = {}  # solver -> (solver it steps like, largest state difference, cost ratio)
+        self._start_energy = None
+        self.advice: Advice | None = None
+
+    # --------------------------------------------------------------- search
+    def _trial(self, solver, s) -> Trial:
+        key = (solver, s)
+        if key not in self.trials:
+            self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY,
+                                     start_energy=self._start_energy)
+            self._start_energy = self.trials[key].start_energy
+            self.order.append(key)
+        return self.trials[key]
+
+    def _merge_same_steps(self):
+        """Solvers whose probes reached the same states (to SAME_STATE, relative) take the same steps, so
+        they share every stability verdict: only the cheapest per step of each such group stays a
+        candidate. Measured, not assumed: solvers that step differently stay apart."""
+        probes = [(sv, t) for (sv, s), t in self.trials.items()
+                  if s == self.ladder[0] and t.run.stable and t.run.frames == PROBE_FRAMES and t.run.timed_steps]
+        probes.sort(key=lambda p: p[1].run.seconds_per_step)
+        kept = []
+        for solver, trial in probes:
+            x = np.concatenate([trial.sim.state.q, trial.sim.state.qd])
+            for rep, rx, rcost in kept:
+                diff = float(np.max(np.abs(x - rx), initial=0.0)) / (1.0 + float(np.max(np.abs(rx), initial=0.0)))
+                if diff <= SAME_STATE:
+                    self.same_steps[solver] = (rep, diff, trial.run.seconds_per_step / rcost)
+                    break
+            else:
+                kept.append((solver, x, trial.run.seconds_per_step))
+
+    def _cost_per_step(self, solver) -> float:
+        """Measured CPU seconds per step of ``solver`` (from its trial with the most timed steps); else its
+        warm-up step's time (setup included: an upper bound) if that step was stable; else 0, so that its
+        next setting gets a trial."""
+        runs = [t.run for (sv, _), t in self.trials.items() if sv == solver]
+        timed = [r for r in runs if r.timed_steps]
+        if timed:
+            return max(timed, key=lambda r: r.timed_steps).seconds_per_step
+        warm = [r.first_step_seconds for r in runs if r.stable and r.steps]
+        return min(warm) if warm else 0.0
+
+    def _best(self):
+        done = [t.run for t in self.trials.values() if t.run.stable and t.run.frames >= self.trial_frames]
+        return min(done, key=lambda r: r.seconds_per_frame, default=None)
+
+    def _candidates(self):
+        """[(predicted CPU s per frame, solver, substeps)] still worth a trial, cheapest first."""
+        out = []
+        for solver in self.solvers:
+            if solver in self.not_applicable or solver in self.same_steps:
+                continue
+            worst_unstable = max((s for (sv, s), t in self.trials.items() if sv == solver and not t.run.stable), default=0)
+            best_stable = min((s for (sv, s), t in self.trials.items()
+                               if sv == solver and t.run.stable and t.run.frames >= self.trial_frames), default=math.inf)
+            slower = min((s for (sv, s) in self.abandoned if sv == solver), default=math.inf)
+            c = self._cost_per_step(solver)
+            out += [(s * c, solver, s) for s in self.ladder if worst_unstable < s < min(best_stable, slower)]
+        return sorted(out)
+
+    def steps(self):
+        """Generator: runs the search a frame or so at a time; yields (fraction of the work bound done, message)."""
+        w0, c0 = time.perf_counter(), time.process_time()
+        for solver in self.solvers:  # probe: cost per step at one substep (and divergence, if immediate)
+            try:
+                trial = self._trial(solver, self.ladder[0])
+            except ValueError as err:
+                self.not_applicable[solver] = str(err)
+                continue
+            trial.advance(1)  # the warm-up step
+            yield 0.0, f"probing {solver}"
+            known = [t.run.first_step_seconds for t in self.trials.values() if t.run.timed_steps]
+            if trial.run.stable and known and trial.run.first_step_seconds > PROBE_MARGIN * min(known):
+                continue  # its setup costs several first steps of another solver: timed only if it comes to matter
+            for _ in range(PROBE_FRAMES - 1):
+                trial.advance(1)
+                yield 0.0, f"probing {solver}"
+        self._merge_same_steps()
+        while True:
+            cands = self._candidates()
+            best = self._best()
+            if not cands:
+                break
+            pred, solver, s = cands[0]
+            if best is not None and pred >= best.seconds_per_frame:
+                for p, sv, ss in cands:
+                    self.skipped.append((sv, ss, p / best.seconds_per_frame))
+                break
+            trial = self._trial(solver, s)
+            while trial.run.stable and trial.run.frames < self.trial_frames:
+                trial.advance(1)
+                if trial.run.frames == self.trial_frames:
+                    trial.check_energy()  # a trial always ends on an energy check
+                if best is not None and trial.run.timed_steps and trial.run.seconds_per_frame >= best.seconds_per_frame:
+                    self.abandoned.add((solver, s))  # measured slower than a stable pick: no need to finish
+                    break
+                yield trial.run.frames / self.trial_frames, f"{solver}, {s} substeps: frame {trial.run.frames}"
+        self.advice = self._conclude(time.perf_counter() - w0, time.process_time() - c0)
+        yield 1.0, "done"
+
+    def run(self) -> Advice:
+        for _ in self.steps():
+            pass
+        return self.advice
+
+    # -------------------------------------------------------------- reasons
+    def _conclude(self, seconds, cpu) -> Advice:
+        pick = self._best()
+        runs = [self.trials[k].run for k in self.order]
+        tried = set(self.trials)
+        reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.trial_frames, self.fps, self.ladder, tried,
+                           self.same_steps)
+        reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe) at "
+                    f"{ratio:.1f}× its cost per step, so it shares {rep}'s verdicts"
+                    for sv, (rep, diff, ratio) in self.same_steps.items()]
+        return Advice(pick, runs, reasons, list(self.skipped), seconds, cpu, self.fps, self.frames, self.trial_frames,
+                      self.scene.name, self.scene.model.nv)
+
+
+def _substeps_text(s) -> str:
+    return f"{s} substep{'s' if s != 1 else ''}"
+
+
+def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tried, same_steps=()) -> list:
+    out = []
+    if pick is None:
+        worst = max(ladder)
+        out.append(f"nothing was stable up to {_substeps_text(worst)} per frame; try more substeps or a softer rig")
+    else:
+        out.append(f"{pick.solver} at {_substeps_text(pick.substeps)} (dt = {1e3 * pick.dt:.3g} ms) stayed stable over "
+                   f"the first {pick.frames} frames ({pick.frames / fps:.2f} s): energy rise "
+                   f"{100 * pick.relative_energy_rise:.1f} % of the energy in motion"
+                   + (f", loop closures within {pick.constraint_error:.1g} m" if pick.constraint_error > 0 else "")
+                   + f"; {1e3 * pick.seconds_per_frame:.3g} ms CPU per frame")
+        fewer = [r for r in runs if r.solver == pick.solver and not r.stable]
+        if fewer:  # why not fewer substeps
+            r = max(fewer, key=lambda r: r.substeps)
+            out.append(f"{pick.solver} at {_substeps_text(r.substeps)} was unstable ({r.detail or r.verdict})")
+        if pick.solver == "pcg":
+            out.append(f"PCG needs {pick.mean_iterations:.1f} iterations per step here (at most {pick.max_iterations})")
+    for solver in dict.fromkeys(r.solver for r in runs):
+        if (pick is not None and solver == pick.solver) or solver in same_steps:
+            continue
+        mine = [r for r in runs if r.solver == solver]
+        stable = [r for r in mine if r.stable and r.frames >= trial_frames]
+        slower = [r for r in mine if r.stable and r.frames < trial_frames and r.timed_steps]
+        unstable = [r for r in mine if not r.stable]
+        parts = []
+        if unstable:
+            u = max(unstable, key=lambda r: r.substeps)
+            parts.append(f"unstable at {_substeps_text(u.substeps)} ({u.detail or u.verdict})")
+        if stable and pick is not None:
+            r = min(stable, key=lambda r: r.seconds_per_frame)
+            parts.append(f"stable at {_substeps_text(r.substeps)} but {pick.solver} is "
+                         f"{r.seconds_per_frame / pick.seconds_per_frame:.1f}× faster")
+            if solver == "pcg":
+                parts.append(f"PCG needs {r.mean_iterations:.1f} iterations per step here")
+        warm = [r for r in mine if r.stable and r.steps and not r.timed_steps]
+        if warm and pick is not None and not stable and not slower:
+            r = warm[0]
+            parts.append(f"its first step took {1e3 * r.first_step_seconds:.3g} ms (setup included), "
+                         f"{r.first_step_seconds / pick.seconds_per_step:.1f}× a step of the pick (not timed further)")
+        if slower and pick is not None and not stable:
+            r = min(slower, key=lambda r: r.seconds_per_frame)
+            parts.append(f"{r.seconds_per_frame / pick.seconds_per_frame:.1f}× the pick's cost per frame at "
+                         f"{_substeps_text(r.substeps)} after {r.frames} frame(s) (not run further)")
+        mine_skipped = [(s, ratio) for sv, s, ratio in skipped if sv == solver and (sv, s) not in tried]
+        if mine_skipped:
+            s, ratio = min(mine_skipped)
+            parts.append(f"at {_substeps_text(s)} or more it would cost ≥ {ratio:.1f}× the pick (not tried)")
+        if parts:
+            out.append(f"{solver}: " + "; ".join(parts))
+    for solver, why in not_applicable.items():
+        out.append(f"{solver}: not applicable ({why})")
+    return out

@@ -1,0 +1,94 @@
+"""The settings advisor: its pick holds over the whole bake, its search stops early, its inputs are checked."""
+import numpy as np
+import pytest
+
+from engine import scenes
+from engine.__main__ import main
+from engine.advise import Advisor, Trial, judge
+from engine.advise_cli import build_scene, parse_params, scale_stiffness
+
+FPS, FRAMES = 24, 48
+
+
+def test_pick_is_stable_over_the_whole_bake_where_one_step_per_frame_is_not():
+    scene = scenes.chain(10)
+    assert not Trial(scene, "pcg", 1, FPS).advance(FRAMES - 1).stable  # the advice is needed here
+    advice = Advisor(scene, fps=FPS, frames=FRAMES).run()
+    assert advice.pick is not None and advice.pick.stable
+    whole = Trial(scene, advice.solver, advice.substeps, FPS).advance(FRAMES - 1)
+    assert whole.stable, f"{advice.solver} × {advice.substeps}: {whole.verdict} {whole.detail}"
+    # every other setting tried is either unstable or measured no cheaper than the pick
+    for r in advice.trials:
+        if r is not advice.pick and r.stable and r.frames >= advice.trial_frames:
+            assert r.seconds_per_frame >= advice.pick.seconds_per_frame
+    # the search stops early: per solver, nothing beyond its first stable substep count is tried
+    for solver in {r.solver for r in advice.trials}:
+        done = sorted(r.substeps for r in advice.trials if r.solver == solver and r.stable
+                      and r.frames >= advice.trial_frames)
+        assert len(done) <= 1
+    for solver in {r.solver for r in advice.trials} - {advice.solver}:  # a measured reason for each other choice
+        assert any(line.startswith(f"{solver}: ") for line in advice.reasons), advice.reasons
+
+
+def test_trials_resume_where_they_stopped():
+    """Advancing a trial in pieces gives the same run as in one go (the advisor probes, then resumes)."""
+    a = Trial(scenes.hanging_chain(8), "pcg", 2, 30)
+    a.advance(3)
+    a.advance(5)
+    b = Trial(scenes.hanging_chain(8), "pcg", 2, 30)
+    b.advance(8)
+    assert a.run.frames == b.run.frames == 8 and a.run.steps == b.run.steps == 16
+    np.testing.assert_array_equal(a.sim.state.q, b.sim.state.q)
+    assert a.run.energy_rise == b.run.energy_rise
+
+
+def test_judge_names_each_kind_of_failure():
+    from engine.advise import Run
+
+    r = Run("pcg", 1, 0.01, frames=3, unconverged_steps=2, max_iterations=500)
+    assert judge(r)[0] == "PCG not converged"
+    r = Run("pcg", 1, 0.01, constraint_error=0.05)
+    assert "0.05 m" in judge(r)[1]
+    r = Run("explicit", 1, 0.01, energy_rise=5.0, energy_scale=10.0)
+    assert judge(r)[0] == "energy growth" and judge(r, passive=False)[0] == "stable"
+
+
+def test_diverging_setting_is_reported_as_diverged():
+    run = Trial(scenes.tree(3), "explicit", 1, 30).advance(40)
+    assert run.verdict in ("diverged", "energy growth") and not run.stable
+
+
+def test_explicit_is_not_applicable_to_loop_closures_and_says_why():
+    advice = Advisor(scenes.four_bar(), fps=30, frames=60).run()
+    assert any(line.startswith("explicit: not applicable") for line in advice.reasons)
+    assert advice.solver in ("pcg", "direct", "dense")
+
+
+def test_cli_prints_recommendation_reasons_and_table(capsys):
+    assert main(["advise", "chain", "--param", "n=10", "--fps", "24", "--frames", "48"]) == 0
+    out = capsys.readouterr().out
+    assert "Recommended: solver=" in out and "verdict" in out and "(* the recommendation)" in out
+
+
+def test_cli_names_a_bad_scene_parameter(capsys):
+    assert main(["advise", "hanging_chain", "--param", "links=64"]) == 2
+    assert "'links'" in capsys.readouterr().err
+
+
+def test_scene_sources_and_parameters():
+    assert parse_params(["n=64", "variant=square", "car_mass=1500.0"]) == {"n": 64, "variant": "square", "car_mass": 1500.0}
+    assert build_scene("hanging_chain", {"n": 5}).model.nv == 5
+    assert build_scene("tree", {"n": 2}).model.nv == scenes.tree(2).model.nv  # n: the scene's first parameter
+    with pytest.raises(ValueError, match="unknown scene 'nope'"):
+        build_scene("nope")
+    with pytest.raises(ValueError, match="exactly one"):
+        build_scene("tree", scene_file="x.json")
+
+
+def test_stiffness_scale_multiplies_every_spring():
+    ref = scenes.tree(2)
+    scaled = build_scene("tree", {"levels": 2}, stiffness=3.0)
+    np.testing.assert_allclose(scaled.joint_stiffness, 3.0 * ref.joint_stiffness)
+    np.testing.assert_allclose([p[4] for p in scaled.pairs], [3.0 * p[4] for p in ref.pairs])
+    with pytest.raises(ValueError, match="≥ 0"):
+        scale_stiffness(ref, -1.0)
