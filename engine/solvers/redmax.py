@@ -43,8 +43,8 @@ from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
-from ..control.spd import configuration_difference
 from ..forces.point_force import point_force_kernel
+from ..integrators import configuration_difference
 from ..forces.point_pair import point_pair_kernel
 from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
 from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
