@@ -16,6 +16,7 @@ from .algorithms.kinematics import link_poses
 from .contact.shapes import Ground, colliding_bodies
 from .errors import ModelError
 from .model import Model
+from .stepper import Control
 
 WORLD = -1
 LOOP_KINDS = {"point": 0, "ball": 0, "hinge": 2, "universal": 1, "fixed": 3}
@@ -346,6 +347,11 @@ class Scene:
         m = len(items)
         return (np.array([i[0] for i in items], dtype=np.int64), np.array([i[1] for i in items], float).reshape(m, 3),
                 np.array([i[2] for i in items], float).reshape(m, 3))
+
+    def control(self, t: float) -> Control:
+        """What a step starting at time t (s) reads from the scene's time-varying parts: the joint
+        springs' rest configuration (controllers may move it) and the point forces and moving loads."""
+        return Control(float(t), self.joint_rest, self.point_force_arrays(t))
 
     @property
     def n_pairs(self) -> int:

@@ -1,7 +1,8 @@
 """Contact inside a time step: detect at q, then correct the step's new velocity.
 
-``ContactHandler.apply(q, v)`` takes the unconstrained end-of-step velocity v*
-of any reduced-coordinate stepper (explicit or RedMax) and returns
+``ContactHandler.apply(q, v, metric)`` — the contact stage of a step — takes the
+unconstrained end-of-step velocity v* of any reduced-coordinate stepper
+(explicit or RedMax) and returns
 
     v⁺ = v* + M⁻¹ Jᵀ λ,
 
@@ -87,9 +88,11 @@ class ContactHandler:
         e = np.where(contacts.other_bodies() < 0, self.ground.restitution if self.ground is not None else 0.0, 0.0)
         return np.where(impact, np.maximum(target, -e * u_n_free), target)
 
-    def apply(self, q, v, inertia=None, joint_diag=None) -> np.ndarray:
-        """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q; ``inertia``/``joint_diag``:
-        the step's own metric M̃ (see ``space``), M when omitted."""
+    def apply(self, q, v, metric=None) -> np.ndarray:
+        """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
+        the step's own M̃ as (link inertia blocks (n, 6, 6), joint diagonal (nv,)) (see ``space``),
+        M when None."""
+        inertia, joint_diag = (None, None) if metric is None else metric
         t0 = time.perf_counter()
         contacts = self.detect(q)
         k = len(contacts)
@@ -111,3 +114,11 @@ class ContactHandler:
         v_new = v + space.response(lam)
         self.seconds["pgs"] += time.perf_counter() - t3
         return v_new
+
+
+def contact_stage(scene, dt: float, options: dict | None = None) -> ContactHandler | None:
+    """The contact stage of a reduced-coordinate stepper: a ``ContactHandler`` when the scene has a
+    ground or body contacts, else None. options: ``method``, ``threads`` and the handler's keywords."""
+    if scene.ground is None and scene.body_contact is None:
+        return None
+    return ContactHandler(scene, dt, **(options or {}))

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from .._jit import kernel
+from ..energy import energy
 from ..errors import ModelError
 from ..integrators import integrate_kernel
 from ..algorithms.kinematics import configuration_from_poses, link_poses, link_velocities
@@ -45,7 +46,9 @@ from ..joints import (
     FIXED, FREE, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL, joint_motion_subspace, matrix_to_quat,
     quat_to_matrix,
 )
+from ..model import State
 from ..spatial import cross_force, transform_motion
+from ..stepper import StepStats
 from .maximal_rows import JointConstraints, joint_constraint_rows, joint_constraints
 from .planar_rows import PIN, SLIDER, WELD, planar_body_forces, planar_constraint_rows, planar_constraints
 from .tree_ldl import tree_ldl_factor, tree_ldl_solve
@@ -637,12 +640,16 @@ class BaraffStepper:
 
 
 class SceneStepper:
-    """``Simulator(scene, "baraff", method=…)``: a scene's tree and loop closures stepped in maximal
-    coordinates; ``step(q, q̇, t)`` takes and returns the reduced state, so the Simulator, energy and
-    users see the same (q, q̇) as with the other solvers. Handles gravity, joints and loop closures."""
+    """``Simulator(scene, "baraff", method=…)`` (``engine.stepper`` contract): a scene's tree and loop
+    closures stepped in maximal coordinates; ``step(state, control)`` takes and returns the reduced
+    state, so the Simulator, energy and users see the same (q, q̇) as with the other solvers. Handles
+    gravity, joints and loop closures (no contact: ``contact`` options are refused with a scene that has it)."""
+
+    divergence_hint = "try a smaller dt"
+    contact = None
 
     def __init__(self, scene, dt, *, method="sparse", integrator="symplectic", alpha=0.0, beta=0.0,
-                 post_stabilize=True, tol=1e-10, max_projections=5, planar=None):
+                 post_stabilize=True, tol=1e-10, max_projections=5, planar=None, contact=None):
         extras = [f"{len(scene.pairs)} springs/cables" if len(scene.pairs) else "",
                   f"{len(scene.point_forces)} point forces" if len(scene.point_forces) else "",
                   f"{len(scene.moving_loads)} moving loads" if scene.moving_loads else "",
@@ -652,6 +659,8 @@ class SceneStepper:
         if extras:
             raise ValueError(f"solver 'baraff' simulates gravity, joints and loop closures only; scene "
                              f"'{scene.name}' also has {', '.join(extras)} — use 'pcg', 'direct' or 'dense'")
+        if scene.ground is not None or scene.body_contact is not None:
+            raise ValueError("the 'baraff' solver has no contact; use 'pcg', 'direct', 'dense' or 'explicit'")
         self.model = scene.model
         if planar is None:  # 3 DoF per body whenever the scene stays in the xy plane (seed 002's setting)
             planar = not planar_problem(scene)
@@ -660,10 +669,10 @@ class SceneStepper:
         self.stepper = BaraffStepper(self.system, dt, method=method, integrator=integrator, alpha=alpha, beta=beta,
                                      post_stabilize=post_stabilize, tol=tol, max_projections=max_projections)
         self._last = None  # (q, q̇) returned last, and the maximal state behind them
-        self.last_iterations = self.last_total_iterations = 0
-        self.constraint_error = 0.0
+        self.stats = StepStats()
 
-    def step(self, q, qd, t):
+    def step(self, state, control):
+        q, qd = state.q, state.qd
         if self._last is None or not (np.array_equal(q, self._last[0]) and np.array_equal(qd, self._last[1])):
             qmax, phi = (planar_state if self.planar else maximal_state)(self.model, q, qd)  # (re)start from (q, q̇)
         else:
@@ -675,8 +684,12 @@ class SceneStepper:
             s = self.stepper.solver
             q_new, qd_new = reduced_state(self.model, s.R, s.p, phi)
         self._last = (q_new, qd_new, qmax, phi)
-        self.constraint_error = self.stepper.constraint_error
-        return q_new, qd_new
+        self.stats = StepStats(constraint_error=self.stepper.constraint_error)
+        return State(q_new, qd_new, state.t + self.stepper.dt)
+
+    def energy(self, state, control) -> float:
+        """Kinetic + gravitational energy (J): the solver takes no other forces."""
+        return energy(self.model, state.q, state.qd)
 
 
 # ------------------------------------------------------------------ planar (2D)

@@ -50,9 +50,12 @@ import scipy.sparse.csgraph
 from ..algorithms.kinematics import link_poses
 from ..contact.shapes import candidate_points, colliding_bodies, ground_contacts
 from ..contact.jacobian import tangent_basis
+from ..energy import energy
 from ..errors import ModelError, SimulationError
 from ..joints import FIXED, FREE, JOINT_TYPE_NAMES, REVOLUTE, SPHERICAL
+from ..model import State
 from ..spatial import rotation_exp, skew
+from ..stepper import StepStats
 from .baraff import maximal_state, reduced_state
 from .factor_augment import LDLFactor
 from .sparse_ldl import SparseLDL
@@ -389,11 +392,15 @@ class HardConstraintSystem:
 
 # ------------------------------------------------------------------ stepper
 class HardConstraintStepper:
-    """``Simulator(scene, "hard-constraints", dt, integrator=…, tol=…, max_iter=…)``; reduced (q, q̇) in
-    and out, bodies in maximal coordinates inside."""
+    """``Simulator(scene, "hard-constraints", dt, integrator=…, tol=…, max_iter=…)`` (``engine.stepper``
+    contract); reduced (q, q̇) in and out, bodies in maximal coordinates inside. Ground contact is its
+    own (Appendix C, inside the step), so the shared ``contact`` options do not apply."""
+
+    divergence_hint = "try a smaller dt"
+    contact = None
 
     def __init__(self, scene, dt: float, *, integrator: str = "verlet", tol: float = 1e-9, max_iter: int = 30,
-                 motors=(), contact_sweeps: int = 3):
+                 motors=(), contact_sweeps: int = 3, contact=None):
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
         extras = [e for e, present in (("springs/cables", len(scene.pairs)), ("point forces", len(scene.point_forces)),
@@ -411,8 +418,7 @@ class HardConstraintStepper:
         self._points = (candidate_points(colliding_bodies(self.model, scene.contact_bodies))
                         if scene.ground is not None else None)
         self._state = None  # (R, x, v, w) in maximal coordinates, and the (q, q̇) it was returned as
-        self.last_iterations = self.last_total_iterations = 0
-        self.constraint_error = 0.0
+        self.stats = StepStats()
         self.seconds = {"correction": 0.0, "contact": 0.0}
 
     # --------------------------------------------------------------- conversions
@@ -432,7 +438,8 @@ class HardConstraintStepper:
         return reduced_state(self.model, R_l, p_l, phi)
 
     # --------------------------------------------------------------- the step
-    def step(self, q, qd, t):
+    def step(self, state, control):
+        q, qd, t = state.q, state.qd, state.t
         if self._state is not None and np.array_equal(q, self._state[1]) and np.array_equal(qd, self._state[2]):
             R, x, v, w = self._state[0]
         else:
@@ -440,7 +447,11 @@ class HardConstraintStepper:
         R, x, v, w = self.advance(R, x, v, w, t)
         q_new, qd_new = self.reduced(R, x, v, w)
         self._state = ((R, x, v, w), q_new, qd_new)
-        return q_new, qd_new
+        return State(q_new, qd_new, t + self.dt)
+
+    def energy(self, state, control) -> float:
+        """Kinetic + gravitational energy (J): the solver takes no other forces."""
+        return energy(self.model, state.q, state.qd)
 
     def advance(self, R, x, v, w, t):
         """One step from (R, x, v₋, ω₋) at time t; returns the state at t + h."""
@@ -494,8 +505,7 @@ class HardConstraintStepper:
             if np.abs(residual).max(initial=0.0) <= 1e-12 * max(1.0, np.abs(u).max(initial=0.0)):
                 break
             u = u + Minv1 @ (J1.T @ factor1.solve(residual))
-        self.last_iterations = self.last_total_iterations = its
-        self.constraint_error = self._linear_error(C)
+        self.stats = StepStats(its, its, 1, self._linear_error(C))
         return R1, x1, u.reshape(-1, 6)[:, :3].copy(), u.reshape(-1, 6)[:, 3:].copy()
 
     def _linear_error(self, C) -> float:
