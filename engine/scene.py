@@ -19,7 +19,10 @@ from .model import Model
 from .stepper import Control
 
 WORLD = -1
-LOOP_KINDS = {"point": 0, "ball": 0, "hinge": 2, "universal": 1, "fixed": 3}
+# a loop closure is a joint between two bodies: the one place its kind is decoded
+CLOSURE_JOINT_TYPES = {"point": J.SPHERICAL, "ball": J.SPHERICAL, "hinge": J.REVOLUTE, "universal": J.UNIVERSAL,
+                       "fixed": J.FIXED}
+LOOP_KINDS = {kind: 3 - int(J.JOINT_NV[jt]) for kind, jt in CLOSURE_JOINT_TYPES.items()}  # rotational rows
 
 
 @dataclass
@@ -36,6 +39,16 @@ class LoopClosure:
     axis_a: np.ndarray  # hinge / universal axis, link frame of a
     axis_b: np.ndarray  # link frame of b (second axis for universal)
     rest_rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # R_aᵀ R_b at rest (fixed)
+
+    @property
+    def joint_type(self) -> int:
+        """The engine joint type (``engine.joints``) this closure is: spherical, revolute, universal, fixed."""
+        return CLOSURE_JOINT_TYPES[self.kind]
+
+    @property
+    def rotation_rows(self) -> int:
+        """Rotational constraint rows: 0 (point/ball), 1 (universal), 2 (hinge), 3 (fixed)."""
+        return LOOP_KINDS[self.kind]
 
 
 @dataclass

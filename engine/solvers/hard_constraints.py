@@ -53,10 +53,10 @@ from ..contact.jacobian import tangent_basis
 from ..energy import energy
 from ..errors import ModelError, SimulationError
 from ..joints import FIXED, FREE, JOINT_TYPE_NAMES, REVOLUTE, SPHERICAL
+from ..maximal.state import body_poses, com_state, link_poses_of, reduced_from_com
 from ..model import State
 from ..spatial import rotation_exp, skew
 from ..stepper import StepStats
-from .baraff import maximal_state, reduced_state
 from .factor_augment import LDLFactor
 from .sparse_ldl import SparseLDL
 
@@ -160,16 +160,16 @@ class HardConstraintSystem:
             else:  # fixed: child link frame = the parent-side joint frame
                 rel = link_rotation_to_body(p).T @ model.joint_rotation[i] @ link_rotation_to_body(i)
                 self.constraints.append(Constraint(name, WELD, p, i, ra, rb, rel=rel))
+        kinds = {SPHERICAL: BALL, REVOLUTE: HINGE, FIXED: WELD}  # by the closure's joint type
         for lc in scene.loop_closures:
-            kinds = {"point": BALL, "ball": BALL, "hinge": HINGE, "fixed": WELD}
-            if lc.kind not in kinds:
+            if lc.joint_type not in kinds:
                 raise ModelError(f"hard-constraints: loop closure '{lc.name}' is a {lc.kind}; this solver takes "
                                  "point, hinge and fixed closures")
             a, b = lc.body_a, lc.body_b
             ra, rb = body_point(a, lc.point_a), body_point(b, lc.point_b)
             axis_in_b = lc.rest_rotation.T @ lc.axis_a  # the hinge axis in b's link frame
             rel = link_rotation_to_body(a).T @ lc.rest_rotation @ link_rotation_to_body(b)
-            kind = kinds[lc.kind]
+            kind = kinds[lc.joint_type]
             if kind == HINGE and self._planar_loop(a, b, lc.axis_a):
                 kind = PIN
             self.constraints.append(Constraint(lc.name, kind, a, b, ra, rb, body_axis(a, lc.axis_a),
@@ -230,11 +230,10 @@ class HardConstraintSystem:
 
     def body_poses(self, R_link, p_link):
         """(R (n, 3, 3), x (n, 3)) of the bodies' principal frames from link poses."""
-        return R_link @ np.array(self.model.body_rotation), p_link + np.einsum("nij,nj->ni", R_link, self.model.body_com)
+        return body_poses(self.model, R_link, p_link)
 
     def link_poses_of(self, R, x):
-        Rl = R @ np.transpose(np.array(self.model.body_rotation), (0, 2, 1))
-        return Rl, x - np.einsum("nij,nj->ni", Rl, self.model.body_com)
+        return link_poses_of(self.model, R, x)
 
     @property
     def n_rows(self) -> int:
@@ -423,19 +422,10 @@ class HardConstraintStepper:
 
     # --------------------------------------------------------------- conversions
     def maximal(self, q, qd):
-        R_l, p_l = link_poses(self.model, q)
-        _, phi = maximal_state(self.model, q, qd)
-        R, x = self.system.body_poses(R_l, p_l)
-        w = np.einsum("nij,nj->ni", R_l, phi[:, :3])
-        v_origin = np.einsum("nij,nj->ni", R_l, phi[:, 3:])
-        v = v_origin + np.cross(w, x - p_l)
-        return R, x, v, w
+        return com_state(self.model, q, qd)
 
     def reduced(self, R, x, v, w):
-        R_l, p_l = self.system.link_poses_of(R, x)
-        v_origin = v + np.cross(w, p_l - x)
-        phi = np.hstack([np.einsum("nji,nj->ni", R_l, w), np.einsum("nji,nj->ni", R_l, v_origin)])
-        return reduced_state(self.model, R_l, p_l, phi)
+        return reduced_from_com(self.model, R, x, v, w)
 
     # --------------------------------------------------------------- the step
     def step(self, state, control):
