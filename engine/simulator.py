@@ -9,7 +9,7 @@ import numpy as np
 from .errors import SimulationError
 from .model import State
 from .scene import Scene
-from .solvers.registry import SOLVERS, make_stepper
+from .solvers.registry import SOLVERS, STEPPERS, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
 
 
 @dataclass
@@ -50,8 +50,8 @@ class Simulator:
     """
 
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
-        if solver not in SOLVERS:
-            raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
+        if solver not in STEPPERS:
+            raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(STEPPERS)}")
         if not (dt > 0 and np.isfinite(dt)):
             raise ValueError(f"dt must be a positive number of seconds, got {dt}")
         self.scene = scene
