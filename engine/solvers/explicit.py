@@ -25,12 +25,13 @@ class ExplicitStepper:
         if scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
         self.scene, self.model, self.dt = scene, scene.model, float(dt)
+        self.ws = self.model.make_workspace()  # this stepper's own kinematics workspace
         self.forces = ForceEvaluator(scene, geometric_stiffness)
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)
 
     def step(self, state, control):
-        model, ws, fe, h = self.model, self.model.data, self.forces, self.dt
+        model, ws, fe, h = self.model, self.ws, self.forces, self.dt
         q, qd = state.q, state.qd
         fe.evaluate(q, qd, control, ws)
         tau = fe.joint_forces(q, control.joint_rest) - fe.joint_damping * qd
@@ -43,4 +44,4 @@ class ExplicitStepper:
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        return self.forces.energy(state, control, self.model.data)
+        return self.forces.energy(state, control, self.ws)

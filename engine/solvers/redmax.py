@@ -184,6 +184,7 @@ class RedMaxStepper:
         self.threads = max(1, int(threads))
         self._pool = None
         n, nv = model.n_bodies, model.nv
+        self.ws = model.make_workspace()  # this stepper's own kinematics and solver workspace
         self.forces = fe = ForceEvaluator(scene, self.geometric_stiffness)  # the forces stage: f, K, D
         self.pairs, self.K, self.D, self.wrench = fe.pairs, fe.K, fe.D, fe.wrench  # filled in place by fe
         m = len(self.pairs[0])
@@ -212,7 +213,7 @@ class RedMaxStepper:
 
     def evaluate(self, q, qd, control):
         """Kinematics at (q, q̇) and every force: fills wrench, A, coupling; returns (f_r, r)."""
-        model, ws, h, fe = self.model, self.model.data, self.dt, self.forces
+        model, ws, h, fe = self.model, self.ws, self.dt, self.forces
         fe.evaluate(q, qd, control, ws)
         assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, self.pairs[0], self.pairs[1],
                         self.K, self.D, fe.point_force_body, fe.point_force_K, self.A, self.coupling)
@@ -220,11 +221,11 @@ class RedMaxStepper:
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        return self.forces.energy(state, control, self.model.data)
+        return self.forces.energy(state, control, self.ws)
 
     # ------------------------------------------------------------- solves
     def _prepare_solver(self, reduced_diag):
-        model, ws = self.model, self.model.data
+        model, ws = self.model, self.ws
         self._r = reduced_diag
         if self.linear_solver == "pcg":
             articulated_inertia_pass(model.tree, ws, self.A, reduced_diag)
@@ -240,7 +241,7 @@ class RedMaxStepper:
 
     def _pcg(self, b, x0, constraints=None):
         """PCG from x0; ``constraints`` = (G, Y, Sinv) makes it projected CG (x0 must be feasible)."""
-        ws, tree = self.model.data, self.model.tree
+        ws, tree = self.ws, self.model.tree
         x = x0.copy()
         r, z, p, Ap = self._vec
         y, w = self._lnk
@@ -253,21 +254,21 @@ class RedMaxStepper:
         """M̃ x for the current step's system (after evaluate + _prepare_solver)."""
         out = np.empty(self.model.nv)
         y, w = self._lnk
-        system_product(self.model.tree, self.model.data, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r,
+        system_product(self.model.tree, self.ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r,
                        np.ascontiguousarray(x, float), y, w, out)
         return out
 
     def preconditioner_solve(self, x):
         out = np.empty(self.model.nv)
-        block_jacobi_solve(self.model.tree, self.model.data, np.ascontiguousarray(x, float), out)
+        block_jacobi_solve(self.model.tree, self.ws, np.ascontiguousarray(x, float), out)
         return out
 
     def assemble_dense(self):
         """M̃ (nv, nv) dense (Eq. 2.14)."""
         model = self.model
         M = np.zeros((model.nv, model.nv))
-        composite_inertia_matrix(model.tree, model.data, self.A, M, NO_VALUES, NO_POSITIONS)
-        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, M, NO_VALUES,
+        composite_inertia_matrix(model.tree, self.ws, self.A, M, NO_VALUES, NO_POSITIONS)
+        add_pair_couplings(model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, M, NO_VALUES,
                            NO_POSITIONS, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         M[np.diag_indices_from(M)] += self._r
         return M
@@ -332,8 +333,8 @@ class RedMaxStepper:
         self._structural_pattern()
         v = self._values
         v[:] = 0.0
-        composite_inertia_matrix(model.tree, model.data, self.A, NO_VALUES.reshape(0, 0), v, self._positions)
-        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, NO_VALUES.reshape(0, 0),
+        composite_inertia_matrix(model.tree, self.ws, self.A, NO_VALUES.reshape(0, 0), v, self._positions)
+        add_pair_couplings(model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, NO_VALUES.reshape(0, 0),
                            v, self._positions, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         v[self._diag_positions] += self._r
         return v
@@ -359,7 +360,7 @@ class RedMaxStepper:
     def step(self, state, control):
         """One RedMax step from ``state`` under ``control``; returns the state at t + h and records
         iterations and constraint error in ``stats``."""
-        model, ws, h = self.model, self.model.data, self.dt
+        model, ws, h = self.model, self.ws, self.dt
         q, qd = state.q, state.qd
         f_r, reduced_diag = self.evaluate(q, qd, control)
         tree = model.tree
@@ -392,7 +393,7 @@ class RedMaxStepper:
         """Velocities with G q̇ = −C/h (Eq. 2.42). PCG: one projected CG run in the metric of the
         preconditioner P. ``closure_method="dual"`` and the direct solvers: Eq. 3.2,
         (G M̃⁻¹ Gᵀ) λ = G M̃⁻¹ f̃ + C/h, q̇ = M̃⁻¹ f̃ − M̃⁻¹Gᵀ λ, with l extra solves."""
-        model, ws = self.model, self.model.data
+        model, ws = self.model, self.ws
         bodies, rows, C = constraint_rows(self._closures, ws)
         G = np.empty((len(C), model.nv))
         constraint_jacobian(model.tree, ws, bodies, rows, self._lnk[1], G)
@@ -446,7 +447,7 @@ class RedMaxStepper:
         model = self.model
         n, nv = model.n_bodies, model.nv
         z = np.zeros
-        ws = model.data._replace(pA=z((n, 6)), a=z((n, 6)), u=z(nv), tmp6=z(6), tmp6b=z(6))
+        ws = self.ws._replace(pA=z((n, 6)), a=z((n, 6)), u=z(nv), tmp6=z(6), tmp6b=z(6))
         x = x0.copy()
         its = pcg_solve(model.tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
                         self.max_iter, z(nv), z(nv), z(nv), z(nv), z((n, 6)), z((n, 6)), self._no_rows, self._no_rows,
@@ -458,7 +459,7 @@ class RedMaxStepper:
         block Jacobi preconditioner P (an SPD stand-in for M̃ that every solver can afford) with the
         step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear).
         Returns (q, the largest remaining |C|)."""
-        model, ws = self.model, self.model.data
+        model, ws = self.model, self.ws
         Y, Sinv = self._projection
         for _ in range(8):
             joint_pass(model.tree, q, ws)
