@@ -15,6 +15,7 @@ from . import joints as J
 from .algorithms.kinematics import link_poses
 from .contact.shapes import Ground, colliding_bodies
 from .errors import ModelError
+from .forces.point_pair import PairArrays
 from .model import Model
 from .stepper import Control
 
@@ -339,11 +340,11 @@ class Scene:
     def point_forces(self) -> list:
         return list(self._point_forces)
 
-    def pair_arrays(self):
+    def pair_arrays(self) -> PairArrays:
         """Structure-of-arrays of all springs/cables/dampers for the kernels."""
         m = len(self._pairs)
         cols = list(zip(*self._pairs)) if m else [()] * 8
-        return (
+        return PairArrays(
             np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64),
             np.array(cols[2], dtype=float).reshape(m, 3), np.array(cols[3], dtype=float).reshape(m, 3),
             np.array(cols[4], dtype=float), np.array(cols[5], dtype=float), np.array(cols[6], dtype=float),

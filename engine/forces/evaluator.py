@@ -91,7 +91,7 @@ class ForceEvaluator:
         velocity_pass(model.tree, q, qd, ws)
         self.wrench[:] = 0.0
         self.wrench_damping[:] = 0.0
-        self.spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, *self.pairs, self.geometric_stiffness,
+        self.spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, self.pairs, self.geometric_stiffness,
                                                self.wrench, self.wrench_damping, self.K, self.D, self.active)
         pf_body, pf_point, pf_force = control.point_forces
         pf_K = np.zeros((len(pf_body), 6, 6))

@@ -46,7 +46,7 @@ from ..maximal.rows import joint_constraints
 from ..maximal.state import FreeBodies, maximal_state, planar_reduced_state, planar_state, reduced_state
 from ..model import State
 from ..stepper import StepStats
-from .baraff_kkt import METHODS, BaraffSolver
+from .baraff_kkt import METHODS, BaraffSolver, TreeNodes
 
 INTEGRATORS = ("symplectic", "euler", "rk4")
 
@@ -178,6 +178,7 @@ class MaximalSystem:
         self.node_index = np.array(index, dtype=np.int64)
         self.node_parent, self.node_dim, self.node_up_side = parent, dim, up_side
         self.node_offset = np.concatenate([[0], np.cumsum(dim)[:-1]]).astype(np.int64) if N else np.zeros(0, np.int64)
+        self.nodes = TreeNodes(self.node_kind, self.node_index, parent, up_side, dim, self.node_offset)
         self.node_of_body, self.node_of_con = node_of_body, node_of_con
         self.n_unknowns = int(dim.sum())
         # where each body's 6 unknowns and each primary row sit in the node-ordered vector

@@ -10,6 +10,7 @@ sparse (``tree_ldl``, O(n), auxiliary rows by anticipation), dense or naive; see
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -23,6 +24,19 @@ from ..spatial import cross_force
 from .tree_ldl import tree_ldl_factor, tree_ldl_solve
 
 METHODS = ("sparse", "dense", "naive")
+
+
+class TreeNodes(NamedTuple):
+    """H's nodes (bodies and primary constraints) children-before-parents: kind (0 body, 1 constraint),
+    index (body or constraint), parent node (−1: a root), up_side (which side of the constraint's rows
+    touches the parent), dim (unknowns), offset (first unknown in node order); all (N,) int64."""
+
+    kind: np.ndarray
+    index: np.ndarray
+    parent: np.ndarray
+    up_side: np.ndarray
+    dim: np.ndarray
+    offset: np.ndarray
 
 
 @kernel
@@ -49,9 +63,10 @@ def body_forces(I, R, phi, g, f):
 
 
 @kernel
-def fill_tree_blocks(kind, index, parent, side, dim, offset, row_start, inertia, JA, JB, rhs, f, diag, up, b):
+def fill_tree_blocks(nodes, row_start, inertia, JA, JB, rhs, f, diag, up, b):
     """H's node blocks (body: its inertia; constraint: zero) and the coupling to each node's parent,
-    and the right-hand side b = [f; rhs] in node order."""
+    and the right-hand side b = [f; rhs] in node order (``nodes``: ``TreeNodes``)."""
+    kind, index, parent, side, dim, offset = nodes.kind, nodes.index, nodes.parent, nodes.up_side, nodes.dim, nodes.offset
     N = kind.shape[0]
     for i in range(N):
         ix = index[i]
@@ -181,8 +196,8 @@ class BaraffSolver:
 
     def _factor(self):
         s = self.system
-        fill_tree_blocks(s.node_kind, s.node_index, s.node_parent, s.node_up_side, s.node_dim, s.node_offset,
-                         s.primary.row_start, s.inertia, self.JA, self.JB, self.rhs, self.f, self.diag, self.up, self.b)
+        fill_tree_blocks(s.nodes, s.primary.row_start, s.inertia, self.JA, self.JB, self.rhs, self.f, self.diag, self.up,
+                         self.b)
         bad = tree_ldl_factor(s.node_parent, s.node_dim, self.diag, self.up, self.D, self.Dinv, self.L)
         if bad >= 0:
             what = (f"body '{s.body_names[s.node_index[bad]]}'" if s.node_kind[bad] == 0 else
