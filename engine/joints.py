@@ -411,11 +411,19 @@ def joint_coordinates_kernel(jtype, axis, R, r, q, qs):
         matrix_to_quat_kernel(R, q, qs + 3)
 
 
+@kernel
+def _matrices_to_quat_kernel(R, out):
+    for k in range(R.shape[0]):
+        matrix_to_quat_kernel(R[k], out[k], 0)
+
+
 def matrix_to_quat(R) -> np.ndarray:
-    """Unit quaternion (w, x, y, z), w ≥ 0, of a rotation matrix."""
-    out = np.empty(4)
-    matrix_to_quat_kernel(np.ascontiguousarray(R, dtype=float), out, 0)
-    return out
+    """Unit quaternions (..., 4) as (w, x, y, z), w ≥ 0, of rotation matrices R (..., 3, 3) (Shepperd's method)."""
+    R = np.ascontiguousarray(R, dtype=float)
+    flat = R.reshape(-1, 3, 3)
+    out = np.empty((flat.shape[0], 4))
+    _matrices_to_quat_kernel(flat, out)
+    return out.reshape(R.shape[:-2] + (4,))
 
 
 def joint_coordinates(jtype: int, axis, R, r) -> np.ndarray:
