@@ -284,16 +284,18 @@ class HardConstraintSystem:
             ci.append((6 * body[:, None] + np.arange(6)).ravel())
             vals.append(block.ravel())
 
+        def anchors(g):  # world anchor offsets, their gap (x_a + w_a) − (x_b + w_b), and [w_a]×, [w_b]×
+            wa = np.einsum("kij,kj->ki", Rw[g["a"]], g["ra"])
+            wb = np.einsum("kij,kj->ki", Rw[g["b"]], g["rb"])
+            return (xw[g["a"]] + wa) - (xw[g["b"]] + wb), skew(wa), skew(wb)
+
         zeros = np.zeros
         for kind in (BALL, HINGE, WELD):  # the point rows
             g = self._groups[kind]
             if not g["row"].size:
                 continue
             a, b = g["a"], g["b"]
-            wa = np.einsum("kij,kj->ki", Rw[a], g["ra"])
-            wb = np.einsum("kij,kj->ki", Rw[b], g["rb"])
-            err = (xw[a] + wa) - (xw[b] + wb)
-            Sa, Sb = skew(wa), skew(wb)
+            err, Sa, Sb = anchors(g)
             for d in range(3):
                 r = g["row"] + d
                 C[r] = err[:, d]
@@ -304,10 +306,7 @@ class HardConstraintSystem:
         g = self._groups[PIN]
         if g["row"].size:  # the point rows along the two in-plane directions t₁, t₂ (fixed in a)
             a, b = g["a"], g["b"]
-            wa = np.einsum("kij,kj->ki", Rw[a], g["ra"])
-            wb = np.einsum("kij,kj->ki", Rw[b], g["rb"])
-            err = (xw[a] + wa) - (xw[b] + wb)
-            Sa, Sb = skew(wa), skew(wb)
+            err, Sa, Sb = anchors(g)
             for d in range(2):
                 e = np.einsum("kij,kj->ki", Rw[a], g["t"][:, d])
                 r = g["row"] + d
