@@ -32,7 +32,7 @@ def simulator_options(settings, dt: float) -> dict:
     detection margin that grows with the step so a body falling at up to SPECULATIVE_SPEED m/s is
     caught by a speculative contact before it passes through the ground."""
     return {"contact_method": settings.contact_method.lower(),
-            "contact_options": {"margin": max(0.02, SPECULATIVE_SPEED * dt)}}
+            "contact_options": {"speculative_speed": SPECULATIVE_SPEED}}
 
 
 class BakeError(RuntimeError):

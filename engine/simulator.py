@@ -45,7 +45,8 @@ class Simulator:
     step's velocity solve (``engine.contact``; explicit and RedMax solvers): ``contact_method``
     (``"minv"``, the Θ(n²) inverse, default; or ``"cholesky"``), ``contact_threads`` (numba threads
     of the inverse), ``contact_options`` (dict for ``ContactHandler``: ``max_iter``, ``tol``,
-    ``margin``, ``baumgarte``, ``slop``); the same for contact between bodies (``set_body_contacts``).
+    ``margin``, ``baumgarte``, ``slop``, ``speculative_speed``: the margin grows to speed·dt so that
+    nothing approaching slower tunnels); the same for contact between bodies (``set_body_contacts``).
     ``scene.controllers`` run before every step.
     """
 

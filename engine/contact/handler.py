@@ -48,7 +48,7 @@ class ContactHandler:
 
     def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
-                 bounce_speed: float = 0.1):
+                 bounce_speed: float = 0.1, speculative_speed: float = 0.0):
         if method not in METHODS:
             raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
         if scene.ground is None and scene.body_contact is None:
@@ -64,7 +64,13 @@ class ContactHandler:
             self._pairs = candidate_pairs(self.model, self._segments[0])
         self.dt = float(dt)
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
+        if not (np.isfinite(speculative_speed) and speculative_speed >= 0):
+            raise ValueError(f"contact speculative_speed must be ≥ 0 m/s, got {speculative_speed}")
+        # detection margin: contacts are looked for this far; with speculative_speed it grows with the step
+        # so that a body approaching at up to that speed is caught before it passes through (no tunnelling)
         self.margin = 0.02 if margin is None else float(margin)
+        if speculative_speed > 0:
+            self.margin = max(self.margin, float(speculative_speed) * self.dt)
         self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
         self._warm: dict = {}
         self.last: ContactStep | None = None
