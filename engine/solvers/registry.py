@@ -7,13 +7,15 @@ and one entry here (docs/architecture.md, "Adding a solver").
 from __future__ import annotations
 
 from functools import partial
+from typing import Callable
 
+from ..stepper import Stepper
 from .baraff import SceneStepper as BaraffSceneStepper
 from .explicit import ExplicitStepper
 from .hard_constraints import HardConstraintStepper
 from .redmax import RedMaxStepper
 
-STEPPERS = {
+STEPPERS: dict[str, Callable[..., Stepper]] = {
     "explicit": ExplicitStepper,                                # ABA + symplectic Euler
     "pcg": partial(RedMaxStepper, linear_solver="pcg"),         # RedMax step, projected block Jacobi PCG
     "direct": partial(RedMaxStepper, linear_solver="direct"),   # RedMax step, sparse LDLᵀ
@@ -24,7 +26,7 @@ STEPPERS = {
 SOLVERS = tuple(STEPPERS)
 
 
-def make_stepper(solver: str, scene, dt: float, **options):
+def make_stepper(solver: str, scene, dt: float, **options) -> Stepper:
     """The stepper of solver ``solver`` for ``scene`` at step ``dt`` (s); ValueError for an unknown name."""
     if solver not in STEPPERS:
         raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
