@@ -7,6 +7,7 @@ stored in link frames. Every element has a name used in error messages.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,6 +82,41 @@ class MovingLoad:
                 return body, s + f * (e - s)
             d -= ln
         return WORLD, None
+
+
+@dataclass(frozen=True)
+class FrozenScene:
+    """A scene as a stepper is built from it (``Scene.finalize()``): copies of its arrays, forces,
+    closures and contact settings at that moment, under the Scene's names, so that later edits of
+    the Scene do not reach a running stepper. What a step reads that changes over time comes in a
+    ``Control`` instead (``Scene.control(t)``). The arrays are private copies; they stay writeable
+    because numba compiles read-only arrays as separate types."""
+
+    model: Model
+    name: str
+    q0: np.ndarray
+    qd0: np.ndarray
+    joint_rest: np.ndarray       # (nq,) at finalize (the default rest configuration)
+    joint_stiffness: np.ndarray  # (nv,)
+    joint_damping: np.ndarray    # (nv,)
+    body_damping: np.ndarray     # (n,)
+    pairs: tuple                 # per spring, cable or damper, as ``Scene.pairs``
+    point_forces: tuple
+    moving_loads: tuple
+    loop_closures: tuple
+    ground: Ground | None
+    contact_bodies: list | None
+    body_contact: dict | None
+    metadata: dict
+    pair_names: tuple = ()
+    _pair_arrays: PairArrays | None = None
+
+    def pair_arrays(self) -> PairArrays:
+        """Structure-of-arrays of all springs/cables/dampers for the kernels."""
+        return self._pair_arrays
+
+    def finalize(self) -> "FrozenScene":
+        return self
 
 
 class Scene:
@@ -361,6 +397,17 @@ class Scene:
         m = len(items)
         return (np.array([i[0] for i in items], dtype=np.int64), np.array([i[1] for i in items], float).reshape(m, 3),
                 np.array([i[2] for i in items], float).reshape(m, 3))
+
+    def finalize(self) -> FrozenScene:
+        """The scene as steppers are built from it: a snapshot whose later edits here do not reach them."""
+        return FrozenScene(
+            self.model, self.name, self.q0.copy(), self.qd0.copy(), self.joint_rest.copy(),
+            self.joint_stiffness.copy(), self.joint_damping.copy(), self.body_damping.copy(),
+            tuple(self._pairs), tuple(copy.deepcopy(self._point_forces)), tuple(copy.deepcopy(self.moving_loads)),
+            tuple(copy.deepcopy(self.loop_closures)), self.ground,
+            None if self.contact_bodies is None else list(self.contact_bodies),
+            None if self.body_contact is None else copy.deepcopy(self.body_contact), dict(self.metadata),
+            tuple(self.pair_names), self.pair_arrays())
 
     def control(self, t: float) -> Control:
         """What a step starting at time t (s) reads from the scene's time-varying parts: the joint

@@ -63,7 +63,7 @@ class Simulator:
         self.stats = SimulationStats()
         contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
                    **options.pop("contact_options", {})}
-        self._stepper = make_stepper(solver, scene, self.dt, contact=contact, **options)
+        self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact, **options)
 
     @property
     def contact(self):

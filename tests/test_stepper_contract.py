@@ -50,3 +50,20 @@ def test_two_simulators_on_one_model_do_not_share_a_workspace():
     b.step(2)
     b.step(3)
     np.testing.assert_array_equal(a.state.q, b.state.q)
+
+
+def test_steppers_are_built_from_a_frozen_snapshot_of_the_scene():
+    """Scene.finalize() copies what steppers are built from; later edits reach only new simulators,
+    while what changes over time (joint rest, point forces) comes in the Control of each step."""
+    scene = engine.scenes.pendulum(angle=0.7)
+    scene.add_joint_spring("hinge", 3.0, rest=0.0)
+    frozen = scene.finalize()
+    sim = engine.Simulator(scene, "pcg", dt=1e-3)
+    assert isinstance(sim._stepper.scene, engine.scene.FrozenScene) and frozen.finalize() is frozen
+    scene.add_joint_spring("hinge", 50.0)  # an edit after the simulator was made
+    scene.joint_rest[:] = 0.3              # … and a time-varying input
+    assert frozen.joint_stiffness[0] == 3.0 and sim._stepper.forces.joint_stiffness[0] == 3.0
+    control = scene.control(0.0)
+    assert control.joint_rest[0] == 0.3 and frozen.joint_rest[0] == 0.0
+    f, _ = sim._stepper.reduced_forces(np.array([0.5]), control.joint_rest)
+    np.testing.assert_allclose(f, -3.0 * (0.5 - 0.3))
