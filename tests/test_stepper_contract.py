@@ -67,3 +67,12 @@ def test_steppers_are_built_from_a_frozen_snapshot_of_the_scene():
     assert control.joint_rest[0] == 0.3 and frozen.joint_rest[0] == 0.0
     f, _ = sim._stepper.reduced_forces(np.array([0.5]), control.joint_rest)
     np.testing.assert_allclose(f, -3.0 * (0.5 - 0.3))
+
+
+def test_the_contact_stage_has_its_own_workspace():
+    scene = engine.scenes.centipede(2)
+    sim = engine.Simulator(scene, "pcg", dt=1 / 240)
+    assert sim.contact.ws is not scene.model.data and sim.contact.ws is not sim._stepper.ws
+    sim.step(3)
+    assert len(sim.contact.last.contacts) > 0
+

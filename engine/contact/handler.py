@@ -54,6 +54,7 @@ class ContactHandler:
         if scene.ground is None and scene.body_contact is None:
             raise ValueError(f"scene '{scene.name}' has no contact (call scene.set_ground() or set_body_contacts())")
         self.model = scene.model
+        self.ws = scene.model.make_workspace()  # the stage's own kinematics workspace
         self.ground = scene.ground
         if self.ground is not None:
             self._points = candidate_points(colliding_bodies(self.model, scene.contact_bodies))
@@ -77,7 +78,7 @@ class ContactHandler:
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
 
     def detect(self, q) -> Contacts:
-        R, p = link_poses(self.model, q)
+        R, p = link_poses(self.model, q, ws=self.ws)
         parts = []
         if self.ground is not None:
             parts.append(ground_contacts(self.model, R, p, self.ground, self.margin, points=self._points))
@@ -107,7 +108,7 @@ class ContactHandler:
         if k == 0:
             self.last, self._warm = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0))), {}
             return v
-        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag)
+        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self.ws)
         t3 = time.perf_counter()
         self.seconds["space"] += t3 - t1
         u_free = space.velocity(v)
