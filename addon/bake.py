@@ -32,7 +32,7 @@ def simulator_options(settings, dt: float) -> dict:
     detection margin that grows with the step so a body falling at up to SPECULATIVE_SPEED m/s is
     caught by a speculative contact before it passes through the ground."""
     return {"contact_method": settings.contact_method.lower(),
-            "contact_options": {"margin": max(0.02, SPECULATIVE_SPEED * dt)}}
+            "contact_options": {"speculative_speed": SPECULATIVE_SPEED}}
 
 
 class BakeError(RuntimeError):
@@ -40,21 +40,8 @@ class BakeError(RuntimeError):
 
 
 def quaternions(R):
-    """Unit quaternions (…, 4) as (w, x, y, z) of rotation matrices R (…, 3, 3) (Shepperd's method)."""
-    R = np.asarray(R, float)
-    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
-    cand = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
-    k = np.argmax(cand, axis=-1)
-    q = np.empty(R.shape[:-2] + (4,))
-    d21, d02, d10 = R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]
-    s01, s02, s12 = R[..., 0, 1] + R[..., 1, 0], R[..., 0, 2] + R[..., 2, 0], R[..., 1, 2] + R[..., 2, 1]
-    rows = [np.stack([cand[..., 0], d21, d02, d10], -1), np.stack([d21, cand[..., 1], s01, s02], -1),
-            np.stack([d02, s01, cand[..., 2], s12], -1), np.stack([d10, s02, s12, cand[..., 3]], -1)]
-    for i in range(4):
-        sel = k == i
-        q[sel] = rows[i][sel]
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    return q
+    """Unit quaternions (…, 4) as (w, x, y, z) of rotation matrices R (…, 3, 3) (the engine's Shepperd method)."""
+    return engine.joints.matrix_to_quat(R)
 
 
 def continuous(q):

@@ -8,7 +8,8 @@ import sys
 def _add_bench(sub, suites) -> None:
     bench = sub.add_parser("bench", help="run a benchmark suite; write CSV, markdown and log-log plots",
                            description=f"Benchmark suites: {', '.join(suites)}.")
-    bench.add_argument("suite", help=f"one of: {', '.join(suites)}")
+    bench.add_argument("suite", help=f"one of: {', '.join(suites)}; or 'compare BEFORE AFTER' (two --out folders)")
+    bench.add_argument("runs", nargs="*", metavar="DIR", help="compare: the BEFORE and AFTER output folders")
     bench.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
     bench.add_argument("--out", default="bench_out", metavar="DIR", help="output folder (default: bench_out)")
     bench.add_argument("--sim-time", type=float, default=None, metavar="SECONDS",
@@ -19,6 +20,8 @@ def _add_bench(sub, suites) -> None:
 def _bench(args) -> int:
     from .bench import SUITES, run_suite
 
+    if args.suite == "compare":
+        return _bench_compare(args)
     if args.suite not in SUITES:
         print(f"error: unknown benchmark suite '{args.suite}' (available: {', '.join(SUITES)})", file=sys.stderr)
         return 2
@@ -26,6 +29,20 @@ def _bench(args) -> int:
     print(res["text"])
     for path in [res["csv"], res["markdown"], *res["plots"]]:
         print(f"wrote {path}")
+    return 0
+
+
+def _bench_compare(args) -> int:
+    from .bench.compare import compare_text
+
+    if len(args.runs) != 2:
+        print("error: bench compare takes two output folders: BEFORE AFTER", file=sys.stderr)
+        return 2
+    try:
+        print(compare_text(*args.runs))
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .joints import integrate_joint
+from .algorithms._checks import as_q
+from .joints import integrate_joint, joint_difference
 
 
 @kernel
@@ -23,6 +24,36 @@ def integrate(model, q, v, dt: float) -> np.ndarray:
     """q ⊕ v·dt: (nq,) configuration after moving with constant velocity v (nv,) for dt seconds."""
     out = np.array(q, dtype=np.float64, copy=True)
     integrate_kernel(model.joint_type, model.q_start, model.v_start, out, np.ascontiguousarray(v, dtype=np.float64), float(dt), out)
+    return out
+
+
+@kernel
+def position_error(tree, q, qd, q_target, dt, err):
+    """err (nv,) = (q ⊖ q̄) + Δt q̇ joint by joint — the q + Δt q̇ − q̄ of Eq. 6 / 40 on each manifold.
+
+    With dt = 0 this is the plain PD error q ⊖ q̄ (Eq. 2).
+    """
+    n = tree.parent.shape[0]
+    for i in range(n):
+        nv = tree.joint_nv[i]
+        if nv == 0:
+            continue
+        vs = tree.v_start[i]
+        joint_difference(tree.joint_type[i], nv, q_target, q, tree.q_start[i], err, vs)
+        for d in range(nv):
+            err[vs + d] += dt * qd[vs + d]
+
+
+def configuration_difference(model, q0, q1, out=None) -> np.ndarray:
+    """v (nv,) with q0 ⊕ v = q1 joint by joint (``engine.joints.difference`` for a whole model, in a kernel).
+
+    q0, q1: (nq,); out: optional (nv,) array to fill. Rotations in the child
+    coordinates of q0 (spherical: rotation vector; free: SE(3) body twist).
+    """
+    q0 = as_q(model, q0, "q0")
+    q1 = as_q(model, q1, "q1")
+    out = np.empty(model.nv) if out is None else out
+    position_error(model.tree, q1, np.zeros(model.nv), q0, 0.0, out)
     return out
 
 

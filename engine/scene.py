@@ -7,6 +7,7 @@ stored in link frames. Every element has a name used in error messages.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,10 +16,15 @@ from . import joints as J
 from .algorithms.kinematics import link_poses
 from .contact.shapes import Ground, colliding_bodies
 from .errors import ModelError
+from .forces.point_pair import PairArrays
 from .model import Model
+from .stepper import Control
 
 WORLD = -1
-LOOP_KINDS = {"point": 0, "ball": 0, "hinge": 2, "universal": 1, "fixed": 3}
+# a loop closure is a joint between two bodies: the one place its kind is decoded
+CLOSURE_JOINT_TYPES = {"point": J.SPHERICAL, "ball": J.SPHERICAL, "hinge": J.REVOLUTE, "universal": J.UNIVERSAL,
+                       "fixed": J.FIXED}
+LOOP_KINDS = {kind: 3 - int(J.JOINT_NV[jt]) for kind, jt in CLOSURE_JOINT_TYPES.items()}  # rotational rows
 
 
 @dataclass
@@ -35,6 +41,16 @@ class LoopClosure:
     axis_a: np.ndarray  # hinge / universal axis, link frame of a
     axis_b: np.ndarray  # link frame of b (second axis for universal)
     rest_rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # R_aᵀ R_b at rest (fixed)
+
+    @property
+    def joint_type(self) -> int:
+        """The engine joint type (``engine.joints``) this closure is: spherical, revolute, universal, fixed."""
+        return CLOSURE_JOINT_TYPES[self.kind]
+
+    @property
+    def rotation_rows(self) -> int:
+        """Rotational constraint rows: 0 (point/ball), 1 (universal), 2 (hinge), 3 (fixed)."""
+        return LOOP_KINDS[self.kind]
 
 
 @dataclass
@@ -66,6 +82,41 @@ class MovingLoad:
                 return body, s + f * (e - s)
             d -= ln
         return WORLD, None
+
+
+@dataclass(frozen=True)
+class FrozenScene:
+    """A scene as a stepper is built from it (``Scene.finalize()``): copies of its arrays, forces,
+    closures and contact settings at that moment, under the Scene's names, so that later edits of
+    the Scene do not reach a running stepper. What a step reads that changes over time comes in a
+    ``Control`` instead (``Scene.control(t)``). The arrays are private copies; they stay writeable
+    because numba compiles read-only arrays as separate types."""
+
+    model: Model
+    name: str
+    q0: np.ndarray
+    qd0: np.ndarray
+    joint_rest: np.ndarray       # (nq,) at finalize (the default rest configuration)
+    joint_stiffness: np.ndarray  # (nv,)
+    joint_damping: np.ndarray    # (nv,)
+    body_damping: np.ndarray     # (n,)
+    pairs: tuple                 # per spring, cable or damper, as ``Scene.pairs``
+    point_forces: tuple
+    moving_loads: tuple
+    loop_closures: tuple
+    ground: Ground | None
+    contact_bodies: list | None
+    body_contact: dict | None
+    metadata: dict
+    pair_names: tuple = ()
+    _pair_arrays: PairArrays | None = None
+
+    def pair_arrays(self) -> PairArrays:
+        """Structure-of-arrays of all springs/cables/dampers for the kernels."""
+        return self._pair_arrays
+
+    def finalize(self) -> "FrozenScene":
+        return self
 
 
 class Scene:
@@ -325,11 +376,11 @@ class Scene:
     def point_forces(self) -> list:
         return list(self._point_forces)
 
-    def pair_arrays(self):
+    def pair_arrays(self) -> PairArrays:
         """Structure-of-arrays of all springs/cables/dampers for the kernels."""
         m = len(self._pairs)
         cols = list(zip(*self._pairs)) if m else [()] * 8
-        return (
+        return PairArrays(
             np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64),
             np.array(cols[2], dtype=float).reshape(m, 3), np.array(cols[3], dtype=float).reshape(m, 3),
             np.array(cols[4], dtype=float), np.array(cols[5], dtype=float), np.array(cols[6], dtype=float),
@@ -346,6 +397,22 @@ class Scene:
         m = len(items)
         return (np.array([i[0] for i in items], dtype=np.int64), np.array([i[1] for i in items], float).reshape(m, 3),
                 np.array([i[2] for i in items], float).reshape(m, 3))
+
+    def finalize(self) -> FrozenScene:
+        """The scene as steppers are built from it: a snapshot whose later edits here do not reach them."""
+        return FrozenScene(
+            self.model, self.name, self.q0.copy(), self.qd0.copy(), self.joint_rest.copy(),
+            self.joint_stiffness.copy(), self.joint_damping.copy(), self.body_damping.copy(),
+            tuple(self._pairs), tuple(copy.deepcopy(self._point_forces)), tuple(copy.deepcopy(self.moving_loads)),
+            tuple(copy.deepcopy(self.loop_closures)), self.ground,
+            None if self.contact_bodies is None else list(self.contact_bodies),
+            None if self.body_contact is None else copy.deepcopy(self.body_contact), dict(self.metadata),
+            tuple(self.pair_names), self.pair_arrays())
+
+    def control(self, t: float) -> Control:
+        """What a step starting at time t (s) reads from the scene's time-varying parts: the joint
+        springs' rest configuration (controllers may move it) and the point forces and moving loads."""
+        return Control(float(t), self.joint_rest, self.point_force_arrays(t))
 
     @property
     def n_pairs(self) -> int:

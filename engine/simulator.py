@@ -1,4 +1,4 @@
-"""Simulator: steps a Scene with one of the engine's solvers and keeps statistics."""
+"""Simulator: drives a stepper (``engine.solvers.registry``) over a Scene and keeps statistics."""
 from __future__ import annotations
 
 import time
@@ -6,16 +6,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .algorithms.aba import aba_kernel
-from .energy import kinetic_energy, potential_energy
 from .errors import SimulationError
-from .integrators import integrate
 from .model import State
 from .scene import Scene
-from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
-
-SOLVERS = ("explicit",) + LINEAR_SOLVERS + ("baraff", "hard-constraints")
-PLANNED: dict = {}
+from .solvers.registry import SOLVERS, STEPPERS, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
 
 
 @dataclass
@@ -51,15 +45,14 @@ class Simulator:
     step's velocity solve (``engine.contact``; explicit and RedMax solvers): ``contact_method``
     (``"minv"``, the Θ(n²) inverse, default; or ``"cholesky"``), ``contact_threads`` (numba threads
     of the inverse), ``contact_options`` (dict for ``ContactHandler``: ``max_iter``, ``tol``,
-    ``margin``, ``baumgarte``, ``slop``); the same for contact between bodies (``set_body_contacts``).
+    ``margin``, ``baumgarte``, ``slop``, ``speculative_speed``: the margin grows to speed·dt so that
+    nothing approaching slower tunnels); the same for contact between bodies (``set_body_contacts``).
     ``scene.controllers`` run before every step.
     """
 
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
-        if solver in PLANNED:
-            raise ValueError(f"solver {solver!r} is not available yet ({PLANNED[solver]}); use one of {', '.join(SOLVERS)}")
-        if solver not in SOLVERS:
-            raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
+        if solver not in STEPPERS:
+            raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(STEPPERS)}")
         if not (dt > 0 and np.isfinite(dt)):
             raise ValueError(f"dt must be a positive number of seconds, got {dt}")
         self.scene = scene
@@ -70,65 +63,34 @@ class Simulator:
         self.stats = SimulationStats()
         contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
                    **options.pop("contact_options", {})}
-        self.contact = None
-        if solver == "baraff":
-            from .solvers.baraff import SceneStepper
+        self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact, **options)
 
-            self._stepper = SceneStepper(scene, dt, **options)
-        elif solver == "hard-constraints":
-            from .solvers.hard_constraints import HardConstraintStepper
-
-            self._stepper = HardConstraintStepper(scene, dt, **options)
-        else:
-            self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
-        if solver == "explicit" and scene.loop_closures:
-            raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
-        if (scene.ground is not None or scene.body_contact is not None) and solver != "hard-constraints":
-            if solver == "baraff":  # (hard-constraints handles its own contacts)
-                raise ValueError("the 'baraff' solver has no contact; use 'pcg', 'direct', 'dense' or 'explicit'")
-            from .contact.handler import ContactHandler
-
-            self.contact = ContactHandler(scene, self.dt, **contact)
-            self._stepper.velocity_filter = self.contact.apply
+    @property
+    def contact(self):
+        """The stepper's contact stage (``engine.contact.ContactHandler``), or None."""
+        return self._stepper.contact
 
     def step(self, n: int = 1) -> State:
         """Advance n steps; raises SimulationError (naming the step and quantity) on divergence."""
         t0 = time.perf_counter()
+        stepper, stats = self._stepper, self.stats
         for _ in range(int(n)):
             s = self.state
             for controller in self.scene.controllers:
                 controller(self.scene, s.t)
-            if self.solver == "explicit":
-                q, qd = self._explicit_step(s.q, s.qd, s.t)
-                its = total = 0
-            else:
-                q, qd = self._stepper.step(s.q, s.qd, s.t)
-                its, total = self._stepper.last_iterations, self._stepper.last_total_iterations
-            self._check(q, qd)
-            self.state = State(q, qd, s.t + self.dt)
-            self.stats.steps += 1
-            self.stats.iterations.append(its)
-            self.stats.total_iterations.append(total)
-            self.stats.constraint_error = self._stepper.constraint_error
-        self.stats.wall_seconds += time.perf_counter() - t0
+            new = stepper.step(s, self.scene.control(s.t))
+            self._check(new.q, new.qd)
+            self.state = new
+            stats.steps += 1
+            stats.iterations.append(stepper.stats.iterations)
+            stats.total_iterations.append(stepper.stats.total_iterations)
+            stats.constraint_error = stepper.stats.constraint_error
+        stats.wall_seconds += time.perf_counter() - t0
         return self.state
-
-    def _explicit_step(self, q, qd, t):
-        st, model = self._stepper, self.model
-        f_r, _ = st.evaluate(q, qd, t)
-        tau = f_r - self.scene.joint_damping * qd
-        ws = model.data
-        f = st.wrench + st.wrench_damping - np.einsum("nij,nj->ni", st.body_damping_blocks, ws.v)
-        qdd = np.empty(model.nv)
-        aba_kernel(model.tree, q, qd, tau, f, ws, qdd)
-        qd_new = qd + self.dt * qdd
-        if st.velocity_filter is not None:
-            qd_new = st.velocity_filter(q, qd_new)
-        return integrate(model, q, qd_new, self.dt), qd_new
 
     def _check(self, q, qd):
         step = self.stats.steps + 1
-        hint = "try a smaller dt or the implicit 'pcg' solver" if self.solver == "explicit" else "try a smaller dt"
+        hint = self._stepper.divergence_hint
         for name, x in (("q", q), ("qd", qd)):
             if not np.all(np.isfinite(x)):
                 raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "
@@ -139,11 +101,7 @@ class Simulator:
                                   f"|qd| reached {vmax:.3g}; {hint}")
 
     def energy(self) -> float:
-        """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        s, st = self.state, self._stepper
-        if self.solver in ("baraff", "hard-constraints"):  # gravity and joints only (the solvers refuse other forces)
-            return kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q)
-        st.evaluate(s.q, s.qd, s.t)
-        joint_pe = st.joint_spring_energy(s.q)
-        return (kinetic_energy(self.model, s.q, s.qd) + potential_energy(self.model, s.q) + st.spring_energy
-                + st.point_force_energy + joint_pe)
+        """Total energy (J) the solver models: kinetic + gravitational (+ spring, joint spring and
+        point-force potentials for the explicit and RedMax solvers)."""
+        s = self.state
+        return self._stepper.energy(s, self.scene.control(s.t))

@@ -242,8 +242,23 @@ def compose_transforms(E2, r2, E1, r1, E_out, r_out):
 
 # ------------------------------------------------------- numpy-level helpers
 def skew(v) -> np.ndarray:
-    """3×3 matrix with skew(v) @ w = v × w."""
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    """Cross-product matrices: skew(v) @ w = v × w; v (..., 3) → (..., 3, 3)."""
+    v = np.asarray(v, dtype=float)
+    S = np.zeros(v.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
+    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
+    return S
+
+
+def rotation_exp(w) -> np.ndarray:
+    """Rotation matrices exp([w]×) (..., 3, 3) of rotation vectors w (..., 3) (Rodrigues)."""
+    theta = np.linalg.norm(w, axis=-1)[..., None, None]
+    K = skew(w)
+    small = theta < 1e-8
+    t = np.where(small, 1.0, theta)
+    a = np.where(small, 1.0 - theta**2 / 6.0, np.sin(t) / t)
+    b = np.where(small, 0.5 - theta**2 / 24.0, (1.0 - np.cos(t)) / t**2)
+    return np.eye(3) + a * K + b * (K @ K)
 
 
 def spatial_inertia(mass: float, com, inertia_com) -> np.ndarray:

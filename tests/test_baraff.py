@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 import engine
 from engine.errors import ModelError
 from engine.scenes.planar import binary_tree_2d, closed_chain_2d, four_bar_2d, serial_arm_2d
+from engine.maximal import state as M
 from engine.solvers import baraff as B
-from engine.solvers.maximal_rows import joint_constraints
+from engine.maximal.rows import joint_constraints
 from trees import BRANCHINGS, random_trees, rel_err
 
 TOL = 1e-9
@@ -135,13 +136,13 @@ def test_maximal_accelerations_equal_aba(tree):
     solver = B.BaraffSolver(system, "sparse")
     solver.evaluate(qmax, phi)
     acc, _, _ = solver.solve()
-    free = B._FreeBodies(model.n_bodies)
+    free = M.FreeBodies(model.n_bodies)
 
     def qd_after(h):
         qm = qmax.copy()
         B.integrate_kernel(free.joint_type, free.q_start, free.v_start, qm, (phi + 0.5 * h * acc).reshape(-1), h, qm)
         R, p = np.empty((model.n_bodies, 3, 3)), np.empty((model.n_bodies, 3))
-        B.poses_from_q(qm, R, p)
+        M.poses_from_q(qm, R, p)
         return B.reduced_state(model, R, p, phi + h * acc)[1]
 
     h = 1e-5

@@ -374,3 +374,16 @@ def test_a_contact_nothing_can_move_gets_no_impulse():
                                np.array([5.0, 1.0, 0.0, 0.0, 0.0, 0.0]))
     assert np.all(np.isfinite(lam)) and np.all(lam[:3] == 0.0)
     assert lam[3] == pytest.approx(0.5) and u[3] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_speculative_speed_widens_the_detection_margin_with_the_step():
+    """The margin (m) is 0.02 or speed · dt, whichever is larger (what the add-on's bakes ask for)."""
+    from engine.contact.handler import ContactHandler
+
+    scene = box_scene(lift=0.2)
+    assert ContactHandler(scene, 1 / 24, speculative_speed=10.0).margin == 10.0 * (1 / 24)
+    assert ContactHandler(scene, 1 / 1000, speculative_speed=10.0).margin == 0.02
+    assert ContactHandler(scene, 1 / 24).margin == 0.02
+    with pytest.raises(ValueError, match="speculative_speed"):
+        ContactHandler(scene, 1 / 24, speculative_speed=-1.0)
+

@@ -4,7 +4,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from engine.forces.point_force import point_force_kernel
-from engine.forces.point_pair import point_pair_kernel
+from engine.forces.point_pair import PairArrays, point_pair_kernel
 
 
 def _poses(rng, n):
@@ -27,7 +27,7 @@ def _pair_eval(X0_E, X0_r, v, args):
     w, wd = np.zeros((n, 6)), np.zeros((n, 6))
     K, D = np.zeros((m, 12, 12)), np.zeros((m, 12, 12))
     act = np.zeros(m, dtype=np.int64)
-    V = point_pair_kernel(X0_E, X0_r, v, *args, True, w, wd, K, D, act)
+    V = point_pair_kernel(X0_E, X0_r, v, PairArrays(*args), True, w, wd, K, D, act)
     return w, wd, K, D, V
 
 

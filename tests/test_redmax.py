@@ -84,7 +84,7 @@ def test_pcg_direct_dense_give_the_same_next_velocities(tree):
     for solver, method in (("pcg", "projected"), ("pcg", "dual"), ("direct", "dual"), ("dense", "dual")):
         st = RedMaxStepper(sc, 0.01, solver, tol=1e-13, max_iter=1000, closure_method=method)
         st.qd_guess = np.zeros(model.nv)
-        out[solver, method] = st.step(q, qd, 0.0)[1]
+        out[solver, method] = st.step(engine.State(q, qd, 0.0), sc.control(0.0)).qd
     dense = out["dense", "dual"]
     assert rel_err(out["pcg", "projected"], dense) < 1e-8  # one projected CG run
     assert rel_err(out["pcg", "dual"], dense) < 1e-8  # the thesis's l + 1 solves (Eq. 3.2)
@@ -102,9 +102,9 @@ def test_preconditioner_is_exact_without_couplings(tree):
     sc.set_body_damping(0.3)
     q, qd = engine.random_configuration(model, rng, scale=0.3)
     st = RedMaxStepper(sc, 1 / 30, "pcg", tol=1e-12)
-    qd1 = st.step(q, qd, 0.0)[1]
-    assert st.last_iterations == 1
-    dense = RedMaxStepper(sc, 1 / 30, "dense").step(q, qd, 0.0)[1]
+    qd1 = st.step(engine.State(q, qd, 0.0), sc.control(0.0)).qd
+    assert st.stats.iterations == 1
+    dense = RedMaxStepper(sc, 1 / 30, "dense").step(engine.State(q, qd, 0.0), sc.control(0.0)).qd
     assert rel_err(qd1, dense) < 1e-9
 
 
@@ -160,7 +160,7 @@ def test_without_forces_the_step_is_symplectic_euler_with_aba():
     model = engine.random_tree(6, seed=5)
     sc = engine.Scene(model)
     q, qd = engine.random_configuration(model, np.random.default_rng(5), scale=0.5)
-    q1, qd1 = RedMaxStepper(sc, 1e-3, "pcg").step(q, qd, 0.0)
+    qd1 = RedMaxStepper(sc, 1e-3, "pcg").step(engine.State(q, qd, 0.0), sc.control(0.0)).qd
     assert rel_err(qd1, qd + 1e-3 * engine.aba(model, q, qd, np.zeros(model.nv))) < 1e-9
 
 

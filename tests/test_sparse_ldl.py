@@ -37,6 +37,6 @@ def test_zero_pivot_is_reported():
 
 def test_orderings_agree_on_the_tree_scene():
     scene = engine.scenes.tree(4)
-    out = [RedMaxStepper(scene, 1 / 60, "direct", ordering=o).step(scene.q0, scene.qd0, 0.0)[1]
+    out = [RedMaxStepper(scene, 1 / 60, "direct", ordering=o).step(engine.State(scene.q0, scene.qd0, 0.0), scene.control(0.0)).qd
            for o in ("leaf-to-root", "rcm")]
     assert np.allclose(out[0], out[1], rtol=1e-10, atol=1e-12)

@@ -75,18 +75,20 @@ def composite_inertia_matrix(tree, ws, inertia, M, values, positions):
                     store_symmetric(M, values, positions, vs + d, ws_j + e, s)
 
 
-def crba(model, q, *, inertia=None) -> np.ndarray:
+def crba(model, q, *, inertia=None, ws=None) -> np.ndarray:
     """Joint-space inertia matrix M(q): (nv, nv) symmetric positive definite (kg, kg·m, kg·m²).
 
     inertia: optional (n, 6, 6) per-body blocks in link frames replacing the bodies' spatial
     inertias (e.g. RedMax's M̃ blocks with damping and stiffness, Eq. 2.14).
+    ws: the workspace to compute in (default ``model.data``).
     """
     q = as_q(model, q)
+    ws = model.data if ws is None else ws
     M = np.zeros((model.nv, model.nv))
     if inertia is None:
-        crba_kernel(model.tree, q, model.data, M)
+        crba_kernel(model.tree, q, ws, M)
     else:
-        _kinematics_kernel(model.tree, q, model.data)
-        composite_inertia_matrix(model.tree, model.data, np.ascontiguousarray(inertia, dtype=float), M,
+        _kinematics_kernel(model.tree, q, ws)
+        composite_inertia_matrix(model.tree, ws, np.ascontiguousarray(inertia, dtype=float), M,
                                  np.zeros(0), np.zeros((0, 0), dtype=np.int64))
     return M

@@ -83,10 +83,11 @@ def _kinematics_kernel(tree, q, ws):
     world_pass(tree, ws)
 
 
-def link_poses(model, q):
-    """World pose of every link frame: (R (n, 3, 3) link→world rotation, p (n, 3) origin, m)."""
+def link_poses(model, q, *, ws=None):
+    """World pose of every link frame: (R (n, 3, 3) link→world rotation, p (n, 3) origin, m).
+    ws: the workspace to compute in (default ``model.data``)."""
     q = as_q(model, q)
-    ws = model.data
+    ws = model.data if ws is None else ws
     _kinematics_kernel(model.tree, q, ws)
     R = np.transpose(ws.X0_E, (0, 2, 1)).copy()
     return R, ws.X0_r.copy()

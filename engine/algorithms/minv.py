@@ -230,11 +230,12 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None) -> np.nda
                                joint_diag=joint_diag)[0]
 
 
-def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None):
+def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None, ws=None):
     """(M⁻¹ (nv, nv), W = M⁻¹ Jᵀ (nv, 3k), s_w (nv, 6)) in one Θ(n² + n k) propagation.
 
     J: the rows F[c, r] · (velocity of body[c] − of other[c]) (``contact.jacobian.point_maps``), which
     the velocity pass of every column hands over for free; s_w: the world dof axes at q.
+    ws: the workspace to compute in (default ``model.data``).
     """
     q = as_q(model, q)
     nv = model.nv
@@ -242,7 +243,7 @@ def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=N
     W = np.empty((nv, 3 * body.shape[0]))
     s_w = np.empty((nv, 6))
     U_w = np.empty((nv, 6))
-    ws = model.data
+    ws = model.data if ws is None else ws
     if inertia is not None:
         inertia = np.ascontiguousarray(inertia, dtype=float)
     if joint_diag is not None:

@@ -121,7 +121,7 @@ def _spy(scene, state, path, title):
     import matplotlib.pyplot as plt
 
     st = RedMaxStepper(scene, DT, "dense")
-    st.step(state.q, state.qd, state.t)
+    st.step(state, scene.control(state.t))
     M = st.assemble_dense()
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.spy(np.abs(M) > 1e-12 * np.abs(M).max(), markersize=max(0.5, 60 / M.shape[0]))

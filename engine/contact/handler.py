@@ -1,7 +1,8 @@
 """Contact inside a time step: detect at q, then correct the step's new velocity.
 
-``ContactHandler.apply(q, v)`` takes the unconstrained end-of-step velocity v*
-of any reduced-coordinate stepper (explicit or RedMax) and returns
+``ContactHandler.apply(q, v, metric)`` — the contact stage of a step — takes the
+unconstrained end-of-step velocity v* of any reduced-coordinate stepper
+(explicit or RedMax) and returns
 
     v⁺ = v* + M⁻¹ Jᵀ λ,
 
@@ -47,12 +48,13 @@ class ContactHandler:
 
     def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
-                 bounce_speed: float = 0.1):
+                 bounce_speed: float = 0.1, speculative_speed: float = 0.0):
         if method not in METHODS:
             raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
         if scene.ground is None and scene.body_contact is None:
             raise ValueError(f"scene '{scene.name}' has no contact (call scene.set_ground() or set_body_contacts())")
         self.model = scene.model
+        self.ws = scene.model.make_workspace()  # the stage's own kinematics workspace
         self.ground = scene.ground
         if self.ground is not None:
             self._points = candidate_points(colliding_bodies(self.model, scene.contact_bodies))
@@ -63,14 +65,20 @@ class ContactHandler:
             self._pairs = candidate_pairs(self.model, self._segments[0])
         self.dt = float(dt)
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
+        if not (np.isfinite(speculative_speed) and speculative_speed >= 0):
+            raise ValueError(f"contact speculative_speed must be ≥ 0 m/s, got {speculative_speed}")
+        # detection margin: contacts are looked for this far; with speculative_speed it grows with the step
+        # so that a body approaching at up to that speed is caught before it passes through (no tunnelling)
         self.margin = 0.02 if margin is None else float(margin)
+        if speculative_speed > 0:
+            self.margin = max(self.margin, float(speculative_speed) * self.dt)
         self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
         self._warm: dict = {}
         self.last: ContactStep | None = None
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
 
     def detect(self, q) -> Contacts:
-        R, p = link_poses(self.model, q)
+        R, p = link_poses(self.model, q, ws=self.ws)
         parts = []
         if self.ground is not None:
             parts.append(ground_contacts(self.model, R, p, self.ground, self.margin, points=self._points))
@@ -87,9 +95,11 @@ class ContactHandler:
         e = np.where(contacts.other_bodies() < 0, self.ground.restitution if self.ground is not None else 0.0, 0.0)
         return np.where(impact, np.maximum(target, -e * u_n_free), target)
 
-    def apply(self, q, v, inertia=None, joint_diag=None) -> np.ndarray:
-        """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q; ``inertia``/``joint_diag``:
-        the step's own metric M̃ (see ``space``), M when omitted."""
+    def apply(self, q, v, metric=None) -> np.ndarray:
+        """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
+        the step's own M̃ as (link inertia blocks (n, 6, 6), joint diagonal (nv,)) (see ``space``),
+        M when None."""
+        inertia, joint_diag = (None, None) if metric is None else metric
         t0 = time.perf_counter()
         contacts = self.detect(q)
         k = len(contacts)
@@ -98,7 +108,7 @@ class ContactHandler:
         if k == 0:
             self.last, self._warm = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0))), {}
             return v
-        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag)
+        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self.ws)
         t3 = time.perf_counter()
         self.seconds["space"] += t3 - t1
         u_free = space.velocity(v)
@@ -111,3 +121,11 @@ class ContactHandler:
         v_new = v + space.response(lam)
         self.seconds["pgs"] += time.perf_counter() - t3
         return v_new
+
+
+def contact_stage(scene, dt: float, options: dict | None = None) -> ContactHandler | None:
+    """The contact stage of a reduced-coordinate stepper: a ``ContactHandler`` when the scene has a
+    ground or body contacts, else None. options: ``method``, ``threads`` and the handler's keywords."""
+    if scene.ground is None and scene.body_contact is None:
+        return None
+    return ContactHandler(scene, dt, **(options or {}))

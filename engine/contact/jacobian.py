@@ -105,9 +105,9 @@ def jacobian_times(tree, s_w, X, body, other, F, U):
                     U[3 * c + r, j0 + j] = acc[j]
 
 
-def world_axes_at(model, q) -> np.ndarray:
-    """s_w (nv, 6) at configuration q."""
-    ws = model.data
+def world_axes_at(model, q, ws=None) -> np.ndarray:
+    """s_w (nv, 6) at configuration q (computed in workspace ws, default ``model.data``)."""
+    ws = model.data if ws is None else ws
     _kinematics_kernel(model.tree, np.ascontiguousarray(q, dtype=float), ws)
     s_w = np.empty((model.nv, 6))
     world_axes(model.tree, ws, s_w)

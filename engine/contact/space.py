@@ -35,9 +35,11 @@ METHODS = ("minv", "cholesky", "impulse")
 
 
 class ContactSpace:
-    """A (3k, 3k), ``velocity(v) -> J v`` and ``response(λ) -> M⁻¹ Jᵀ λ`` for ``contacts`` at q."""
+    """A (3k, 3k), ``velocity(v) -> J v`` and ``response(λ) -> M⁻¹ Jᵀ λ`` for ``contacts`` at q
+    (kinematics computed in the workspace ``ws``, default ``model.data``)."""
 
-    def __init__(self, model, q, contacts, method: str = "minv", threads: int = 1, inertia=None, joint_diag=None):
+    def __init__(self, model, q, contacts, method: str = "minv", threads: int = 1, inertia=None, joint_diag=None,
+                 ws=None):
         if method not in METHODS:
             raise ValueError(f"contact method must be one of {', '.join(METHODS)}, got {method!r}")
         self.method, self.model = method, model
@@ -55,7 +57,7 @@ class ContactSpace:
         A = np.empty((k3, k3))
         if method == "impulse":
             self._s_w, U_w = np.empty((model.nv, 6)), np.empty((model.nv, 6))
-            ws = model.data
+            ws = model.data if ws is None else ws
             prepare_minv(model.tree, q, ws, self._s_w, U_w, inertia, joint_diag)
             self._U_w, self._Dinv = U_w, ws.Dinv.copy()
             contact_space_columns(model.tree, self._s_w, U_w, self._Dinv, self._body, self._other, self._point,
@@ -63,13 +65,13 @@ class ContactSpace:
         elif method == "minv":
             # W = M⁻¹ Jᵀ comes out of the inverse's own velocity pass
             _, self._W, self._s_w = minv_and_point_rows(model, q, self._body, self._other, F, threads=threads,
-                                                         inertia=inertia, joint_diag=joint_diag)
+                                                         inertia=inertia, joint_diag=joint_diag, ws=ws)
             jacobian_times(model.tree, self._s_w, self._W, self._body, self._other, F, A)
         else:
-            self._s_w = world_axes_at(model, q)
+            self._s_w = world_axes_at(model, q, ws)
             self.J = J = np.zeros((k3, model.nv))
             fill_jacobian(model.tree, self._s_w, self._body, self._other, F, J)
-            M = crba(model, q, inertia=inertia)
+            M = crba(model, q, inertia=inertia, ws=ws)
             if joint_diag is not None:
                 M[np.diag_indices_from(M)] += joint_diag
             try:

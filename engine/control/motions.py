@@ -36,8 +36,7 @@ import math
 import numpy as np
 
 from ..algorithms.kinematics import joint_pass
-from ..integrators import integrate
-from .spd import configuration_difference
+from ..integrators import configuration_difference, integrate
 
 HARMONICS = 2
 

@@ -65,7 +65,7 @@ from ..algorithms.aba import aba_kernel
 from ..algorithms.crba import composite_inertia_matrix
 from ..algorithms.ltdl import ltdl_factor_kernel, ltdl_solve_kernel
 from ..algorithms.rnea import rnea_kernel
-from ..joints import FREE, SPHERICAL
+from ..integrators import configuration_difference, position_error  # noqa: F401  (q ⊖ q̄ lives with q ⊕ v)
 
 METHODS = ("maba", "dense", "sparse", "pcg")
 MABA, DENSE, SPARSE, PCG = 0, 1, 2, 3
@@ -118,84 +118,6 @@ def spd_workspace(model) -> SPDWorkspace:
         sw = make_spd_workspace(model)
         model.__dict__["_spd_workspace"] = sw
     return sw
-
-
-# ------------------------------------------------------------ position errors
-@kernel(inline=True)
-def _quat_log_of_product(a, ao, b, bo, out, os):
-    """out[os:os+3] = log(a⁻¹ ⊗ b), the rotation vector from a to b (shortest arc; a, b need not be unit)."""
-    aw, ax, ay, az = a[ao], -a[ao + 1], -a[ao + 2], -a[ao + 3]
-    bw, bx, by, bz = b[bo], b[bo + 1], b[bo + 2], b[bo + 3]
-    rw = aw * bw - ax * bx - ay * by - az * bz
-    rx = aw * bx + ax * bw + ay * bz - az * by
-    ry = aw * by - ax * bz + ay * bw + az * bx
-    rz = aw * bz + ax * by - ay * bx + az * bw
-    if rw < 0.0:
-        rw, rx, ry, rz = -rw, -rx, -ry, -rz
-    s = math.sqrt(rx * rx + ry * ry + rz * rz)
-    if s < 1e-12 * max(rw, 1e-300):
-        f = 2.0 / rw
-    else:
-        f = 2.0 * math.atan2(s, rw) / s
-    out[os] = f * rx
-    out[os + 1] = f * ry
-    out[os + 2] = f * rz
-
-
-@kernel(inline=True)
-def joint_difference(jtype, nv, q0, q1, qs, out, vs):
-    """out[vs:vs+nv] = q1 ⊖ q0: the velocity v with q0 ⊕ v = q1 for one joint.
-
-    The kernel twin of ``engine.joints.difference`` (checked against it in
-    tests/test_spd.py): coordinates subtract for revolute, prismatic and
-    universal joints; spherical: log(q0⁻¹ ⊗ q1); free: the body twist [ω; v]
-    of the SE(3) log, v = V(ω)⁻¹ R0ᵀ (p1 − p0).
-    """
-    if jtype == SPHERICAL:
-        _quat_log_of_product(q0, qs, q1, qs, out, vs)
-    elif jtype == FREE:
-        _quat_log_of_product(q0, qs + 3, q1, qs + 3, out, vs)
-        w, x, y, z = q0[qs + 3], q0[qs + 4], q0[qs + 5], q0[qs + 6]
-        m = math.sqrt(w * w + x * x + y * y + z * z)
-        w, x, y, z = w / m, x / m, y / m, z / m
-        d0, d1, d2 = q1[qs] - q0[qs], q1[qs + 1] - q0[qs + 1], q1[qs + 2] - q0[qs + 2]
-        # R0ᵀ d
-        e0 = (1.0 - 2.0 * (y * y + z * z)) * d0 + 2.0 * (x * y + w * z) * d1 + 2.0 * (x * z - w * y) * d2
-        e1 = 2.0 * (x * y - w * z) * d0 + (1.0 - 2.0 * (x * x + z * z)) * d1 + 2.0 * (y * z + w * x) * d2
-        e2 = 2.0 * (x * z + w * y) * d0 + 2.0 * (y * z - w * x) * d1 + (1.0 - 2.0 * (x * x + y * y)) * d2
-        w0, w1, w2 = out[vs], out[vs + 1], out[vs + 2]
-        th2 = w0 * w0 + w1 * w1 + w2 * w2
-        th = math.sqrt(th2)
-        if th < 1e-8:
-            c = 1.0 / 12.0
-        else:
-            c = (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / th2
-        # V⁻¹ e = e − ½ ω × e + c ω × (ω × e)
-        x0, x1, x2 = w1 * e2 - w2 * e1, w2 * e0 - w0 * e2, w0 * e1 - w1 * e0
-        y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0
-        out[vs + 3] = e0 - 0.5 * x0 + c * y0
-        out[vs + 4] = e1 - 0.5 * x1 + c * y1
-        out[vs + 5] = e2 - 0.5 * x2 + c * y2
-    else:
-        for d in range(nv):
-            out[vs + d] = q1[qs + d] - q0[qs + d]
-
-
-@kernel
-def position_error(tree, q, qd, q_target, dt, err):
-    """err (nv,) = (q ⊖ q̄) + Δt q̇ joint by joint — the q + Δt q̇ − q̄ of Eq. 6 / 40 on each manifold.
-
-    With dt = 0 this is the plain PD error q ⊖ q̄ (Eq. 2).
-    """
-    n = tree.parent.shape[0]
-    for i in range(n):
-        nv = tree.joint_nv[i]
-        if nv == 0:
-            continue
-        vs = tree.v_start[i]
-        joint_difference(tree.joint_type[i], nv, q_target, q, tree.q_start[i], err, vs)
-        for d in range(nv):
-            err[vs + d] += dt * qd[vs + d]
 
 
 @kernel(inline=True)
@@ -479,17 +401,3 @@ def spd_torques(model, q, qd, q_target, kp, kd, dt, tau_ext=None, method: str = 
     """Standalone SPD: only the torques τ (nv,) of Eq. 6 (arguments as ``spd``), e.g. to inspect or
     clamp them before a separate forward-dynamics call with τ + τ_ext."""
     return spd(model, q, qd, q_target, kp, kd, dt, tau_ext, method, **options)[1]
-
-
-def configuration_difference(model, q0, q1, out=None) -> np.ndarray:
-    """v (nv,) with q0 ⊕ v = q1 joint by joint (``engine.joints.difference`` for a whole model, in a kernel).
-
-    q0, q1: (nq,); out: optional (nv,) array to fill. Rotations in the child
-    coordinates of q0 (spherical: rotation vector; free: SE(3) body twist).
-    """
-    q0 = as_q(model, q0, "q0")
-    q1 = as_q(model, q1, "q1")
-    out = np.empty(model.nv) if out is None else out
-    sw = spd_workspace(model)
-    position_error(model.tree, q1, sw.zero_nv, q0, 0.0, out)
-    return out

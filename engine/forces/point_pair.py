@@ -35,10 +35,25 @@ A body index of −1 means the world; that end's point is in world coordinates.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .._jit import kernel
+
+
+class PairArrays(NamedTuple):
+    """m springs, cables and dampers as arrays: bodies (m,) (−1: the world), points (m, 3) in link frames (m),
+    stiffness (m,) N/m, damping (m,) N·s/m, rest_length (m,) m, tension_only (m,) bool (cables)."""
+
+    body_a: np.ndarray
+    body_b: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    rest_length: np.ndarray
+    tension_only: np.ndarray
 
 
 @kernel(inline=True)
@@ -115,14 +130,15 @@ def _add_geometric_term(X0_E, body, l, f_world, sign, K, o):
 
 
 @kernel
-def point_pair_kernel(X0_E, X0_r, v_link, body_a, body_b, point_a, point_b, stiffness, damping, rest_length,
-                      tension_only, geometric, wrench, wrench_damping, K, D, active):
-    """Evaluate every pair: wrenches (n, 6) += spring forces, wrench_damping += damper forces,
+def point_pair_kernel(X0_E, X0_r, v_link, pairs, geometric, wrench, wrench_damping, K, D, active):
+    """Evaluate every pair of ``pairs`` (``PairArrays``): wrenches (n, 6) += spring forces, wrench_damping += damper forces,
     K, D (m, 12, 12) per pair (rows/cols 0–5 body a, 6–11 body b); active[s] = 0 when slack.
     geometric: include the symmetrized geometric stiffness terms in K.
 
     Returns the total potential energy (J).
     """
+    body_a, body_b, point_a, point_b = pairs.body_a, pairs.body_b, pairs.point_a, pairs.point_b
+    stiffness, damping, rest_length, tension_only = pairs.stiffness, pairs.damping, pairs.rest_length, pairs.tension_only
     m = body_a.shape[0]
     x1 = np.empty(3)
     x2 = np.empty(3)

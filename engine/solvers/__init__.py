@@ -1,1 +1,1 @@
-"""Time steppers built on the recursive algorithms (RedMax; Baraff and hard constraints to come)."""
+"""Time steppers built on the recursive algorithms; ``registry.STEPPERS`` names them (``engine.stepper``)."""

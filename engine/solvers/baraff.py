@@ -30,29 +30,25 @@ Integrators: symplectic Euler (default), the seed's forward Euler, and RK4
 """
 from __future__ import annotations
 
-import warnings
 import time
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
-from .._jit import kernel
+from ..algorithms.kinematics import link_poses
+from ..energy import energy
 from ..errors import ModelError
 from ..integrators import integrate_kernel
-from ..algorithms.kinematics import configuration_from_poses, link_poses, link_velocities
-from ..joints import (
-    FIXED, FREE, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL, joint_motion_subspace, matrix_to_quat,
-    quat_to_matrix,
-)
-from ..spatial import cross_force, transform_motion
-from .maximal_rows import JointConstraints, joint_constraint_rows, joint_constraints
-from .planar_rows import PIN, SLIDER, WELD, planar_body_forces, planar_constraint_rows, planar_constraints
-from .tree_ldl import tree_ldl_factor, tree_ldl_solve
+from ..joints import FIXED, FREE, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
+from ..maximal.closures import closure_constraints
+from ..maximal.planar_rows import PIN, SLIDER, WELD, planar_constraints
+from ..maximal.rows import joint_constraints
+from ..maximal.state import FreeBodies, maximal_state, planar_reduced_state, planar_state, reduced_state
+from ..model import State
+from ..stepper import StepStats
+from .baraff_kkt import METHODS, BaraffSolver, TreeNodes
 
-METHODS = ("sparse", "dense", "naive")
 INTEGRATORS = ("symplectic", "euler", "rk4")
-CLOSURE_JOINTS = {"point": SPHERICAL, "ball": SPHERICAL, "hinge": REVOLUTE, "universal": UNIVERSAL, "fixed": FIXED}
 
 
 @dataclass
@@ -182,6 +178,7 @@ class MaximalSystem:
         self.node_index = np.array(index, dtype=np.int64)
         self.node_parent, self.node_dim, self.node_up_side = parent, dim, up_side
         self.node_offset = np.concatenate([[0], np.cumsum(dim)[:-1]]).astype(np.int64) if N else np.zeros(0, np.int64)
+        self.nodes = TreeNodes(self.node_kind, self.node_index, parent, up_side, dim, self.node_offset)
         self.node_of_body, self.node_of_con = node_of_body, node_of_con
         self.n_unknowns = int(dim.sum())
         # where each body's 6 unknowns and each primary row sit in the node-ordered vector
@@ -205,326 +202,6 @@ class MaximalSystem:
         return cls(np.ascontiguousarray(model.tree.link_inertia), np.asarray(model.gravity, float), primary, aux,
                    list(model.body_names), [model.joint_names[i] for i in keep],
                    [lc.name for lc in scene.loop_closures])
-
-
-def closure_constraints(closures) -> JointConstraints:
-    """Loop closures (and fixed points: closures to the world) as joint constraints between two frames."""
-    rows = []
-    for lc in closures:
-        jt = CLOSURE_JOINTS[lc.kind]
-        rest = np.asarray(lc.rest_rotation, float)
-        Rfa = np.eye(3)
-        axis = np.asarray(lc.axis_a, float)
-        if jt == UNIVERSAL:  # joint frame: x = first axis (in a), y = second axis (in b, seen from a at rest)
-            x = axis / np.linalg.norm(axis)
-            y = rest @ np.asarray(lc.axis_b, float)
-            y = y - x * (x @ y)
-            y /= np.linalg.norm(y)
-            Rfa = np.column_stack([x, y, np.cross(x, y)])
-            axis = np.array([1.0, 0.0, 0.0])
-        Rfb = rest.T @ Rfa  # F_b coincides with F_a at rest
-        rows.append((jt, axis, (lc.body_a, lc.body_b), Rfa.T, lc.point_a, Rfb.T, lc.point_b))
-    if not rows:
-        return joint_constraints(np.zeros(0), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros((0, 3, 3)), np.zeros((0, 3)),
-                                 np.zeros((0, 3, 3)), np.zeros((0, 3)))
-    return joint_constraints(*[np.array([r[i] for r in rows]) for i in range(7)])
-
-
-# ------------------------------------------------------------------ kernels
-@kernel
-def poses_from_q(qmax, R, p):
-    """Link poses (R (n,3,3) link→world, p (n,3)) from the maximal state (per body: position, quaternion)."""
-    n = R.shape[0]
-    for i in range(n):
-        quat_to_matrix(qmax, 7 * i + 3, R[i])
-        for a in range(3):
-            p[i, a] = qmax[7 * i + a]
-
-
-@kernel
-def body_forces(I, R, phi, g, f):
-    """f_i = I_i [0; R_iᵀ g] − φ_i ×* (I_i φ_i): gravity and gyroscopic forces in link coordinates."""
-    n = I.shape[0]
-    a = np.zeros(6)
-    h = np.empty(6)
-    gyro = np.empty(6)
-    for i in range(n):
-        for k in range(3):
-            a[3 + k] = R[i, 0, k] * g[0] + R[i, 1, k] * g[1] + R[i, 2, k] * g[2]
-        for r in range(6):
-            s = 0.0
-            t = 0.0
-            for k in range(6):
-                s += I[i, r, k] * a[k]
-                t += I[i, r, k] * phi[i, k]
-            f[i, r] = s
-            h[r] = t
-        cross_force(phi[i], h, gyro)
-        for r in range(6):
-            f[i, r] -= gyro[r]
-
-
-@kernel
-def fill_tree_blocks(kind, index, parent, side, dim, offset, row_start, inertia, JA, JB, rhs, f, diag, up, b):
-    """H's node blocks (body: its inertia; constraint: zero) and the coupling to each node's parent,
-    and the right-hand side b = [f; rhs] in node order."""
-    N = kind.shape[0]
-    for i in range(N):
-        ix = index[i]
-        d = dim[i]
-        o = offset[i]
-        bd = inertia.shape[1]
-        for r in range(6):
-            for c in range(6):
-                diag[i, r, c] = inertia[ix, r, c] if kind[i] == 0 and r < bd and c < bd else 0.0
-                up[i, r, c] = 0.0
-        if kind[i] == 0:
-            for r in range(bd):
-                b[o + r] = f[ix, r]
-        else:
-            for r in range(d):
-                b[o + r] = rhs[row_start[ix] + r]
-        p = parent[i]
-        if p < 0:
-            continue
-        if kind[i] == 0:  # body → its parent constraint: H_body,con = (rows on this body)ᵀ
-            k = index[p]
-            r0 = row_start[k]
-            for r in range(dim[p]):
-                for c in range(d):
-                    up[i, c, r] = JB[r0 + r, c] if side[i] == 1 else JA[r0 + r, c]
-        else:  # constraint → its parent body: the rows on that body
-            r0 = row_start[ix]
-            for r in range(d):
-                for c in range(dim[p]):
-                    up[i, r, c] = JB[r0 + r, c] if side[i] == 1 else JA[r0 + r, c]
-
-
-# ------------------------------------------------------------------ solver
-class SymmetricSolve:
-    """Solves with a symmetric positive semi-definite A (J M⁻¹ Jᵀ-like): Cholesky when A is definite,
-    else the pseudo-inverse from its eigendecomposition, so redundant constraint rows (a planar
-    loop closed by a hinge in 3D) give the minimum-norm multipliers instead of a failure."""
-
-    def __init__(self, A, rtol: float = 1e-10):
-        try:
-            self._chol = scipy.linalg.cho_factor(A)
-            self._pinv = None
-        except np.linalg.LinAlgError:
-            w, V = np.linalg.eigh(0.5 * (A + A.T))
-            keep = w > rtol * max(float(w.max(initial=0.0)), 1e-300)
-            self._pinv = (V[:, keep] / w[keep]) @ V[:, keep].T
-            self._chol = None
-
-    def solve(self, b):
-        return scipy.linalg.cho_solve(self._chol, b) if self._chol is not None else self._pinv @ b
-
-
-class BaraffSolver:
-    """Accelerations and multipliers of a ``MaximalSystem`` at given poses and twists, by ``method``."""
-
-    def __init__(self, system: MaximalSystem, method: str = "sparse", alpha: float = 0.0, beta: float = 0.0):
-        if method not in METHODS:
-            raise ValueError(f"unknown Baraff method {method!r}; expected one of {', '.join(METHODS)}")
-        s = self.system = system
-        self.method, self.alpha, self.beta = method, float(alpha), float(beta)
-        n, N = s.n_bodies, len(s.node_kind)
-        lp, la = s.primary.n_rows, s.aux.n_rows
-        self.R, self.p = np.zeros((n, 3, 3)), np.zeros((n, 3))
-        d = s.body_dim
-        self.f = np.zeros((n, d))
-        self.JA, self.JB = np.zeros((lp, d)), np.zeros((lp, d))
-        self.rhs, self.err, self.verr = np.zeros(lp), np.zeros(lp), np.zeros(lp)
-        self.JAa, self.JBa = np.zeros((la, d)), np.zeros((la, d))
-        self.rhs_a, self.err_a, self.verr_a = np.zeros(la), np.zeros(la), np.zeros(la)
-        self.diag, self.up = np.zeros((N, 6, 6)), np.zeros((N, 6, 6))
-        self.D, self.Dinv, self.L = np.zeros((N, 6, 6)), np.zeros((N, 6, 6)), np.zeros((N, 6, 6))
-        self.b, self.x, self.tmp6 = np.zeros(s.n_unknowns), np.zeros(s.n_unknowns), np.zeros(6)
-        self.Minv = np.linalg.inv(s.inertia)  # constant in link coordinates
-        self.g = np.ascontiguousarray(s.gravity, dtype=float)
-        self.mass = np.ascontiguousarray(s.inertia[:, 0, 0]) if s.planar else None
-
-    # -------------------------------------------------------------- rows
-    def evaluate(self, qmax, phi, *, forces=True):
-        """Poses, forces and the rows of every constraint at (qmax, φ)."""
-        s = self.system
-        if s.planar:
-            v = np.ascontiguousarray(phi.reshape(-1))
-            if forces:
-                planar_body_forces(self.mass, self.g, self.f)
-            planar_constraint_rows(s.primary, qmax, v, self.alpha, self.beta, self.JA, self.JB, self.rhs, self.err,
-                                   self.verr)
-            planar_constraint_rows(s.aux, qmax, v, self.alpha, self.beta, self.JAa, self.JBa, self.rhs_a, self.err_a,
-                                   self.verr_a)
-            self._factored = False
-            return
-        poses_from_q(qmax, self.R, self.p)
-        if forces:
-            body_forces(s.inertia, self.R, phi, self.g, self.f)
-        joint_constraint_rows(s.primary, self.R, self.p, phi, self.alpha, self.beta, self.JA, self.JB, self.rhs,
-                              self.err, self.verr)
-        joint_constraint_rows(s.aux, self.R, self.p, phi, self.alpha, self.beta, self.JAa, self.JBa, self.rhs_a,
-                              self.err_a, self.verr_a)
-        self._factored = False
-
-    def _dense_rows(self):
-        """All constraint rows (primary, then auxiliary) as one dense (l, 6n) matrix."""
-        s, n, d = self.system, self.system.n_bodies, self.system.body_dim
-        J = np.zeros((s.primary.n_rows + s.aux.n_rows, d * n))
-        r = 0
-        for cons, JA, JB in ((s.primary, self.JA, self.JB), (s.aux, self.JAa, self.JBa)):
-            for k, (a, b) in enumerate(cons.bodies):
-                r0, m = cons.row_start[k], cons.rows[k]
-                if a >= 0:
-                    J[r + r0:r + r0 + m, d * a:d * a + d] = JA[r0:r0 + m]
-                if b >= 0:
-                    J[r + r0:r + r0 + m, d * b:d * b + d] = JB[r0:r0 + m]
-            r += cons.n_rows
-        return J
-
-    # ------------------------------------------------------------ solve
-    def solve(self, f=None, rhs=None, rhs_a=None):
-        """(φ̇ (n, 6), λ (primary rows), μ (auxiliary rows)) with M φ̇ = f + Jᵀλ + Jᵃᵀμ, J φ̇ = rhs, Jᵃ φ̇ = rhs_a.
-
-        Defaults: the forces and Baumgarte right-hand sides of the last ``evaluate``.
-        """
-        f = self.f if f is None else f
-        rhs = self.rhs if rhs is None else rhs
-        rhs_a = self.rhs_a if rhs_a is None else rhs_a
-        if self.method == "sparse":
-            return self._solve_sparse(f, rhs, rhs_a)
-        return self._solve_dense(f, rhs, rhs_a, naive=self.method == "naive")
-
-    def _factor(self):
-        s = self.system
-        fill_tree_blocks(s.node_kind, s.node_index, s.node_parent, s.node_up_side, s.node_dim, s.node_offset,
-                         s.primary.row_start, s.inertia, self.JA, self.JB, self.rhs, self.f, self.diag, self.up, self.b)
-        bad = tree_ldl_factor(s.node_parent, s.node_dim, self.diag, self.up, self.D, self.Dinv, self.L)
-        if bad >= 0:
-            what = (f"body '{s.body_names[s.node_index[bad]]}'" if s.node_kind[bad] == 0 else
-                    f"primary constraint '{s.primary_names[s.node_index[bad]]}'")
-            raise ModelError(f"Baraff factorization: singular pivot at {what} (redundant constraint rows?)")
-        la = s.aux.n_rows
-        self._Y = np.zeros((la, s.n_bodies, s.body_dim))  # M̂⁻¹ k_r: accelerations caused by aux row r's force
-        self._Z = np.zeros((la, s.primary.n_rows))  # and the primary multipliers it causes
-        for r in range(la):
-            self.b[:] = 0.0
-            self._add_aux_force(r, self.b)
-            tree_ldl_solve(s.node_parent, s.node_dim, s.node_offset, self.Dinv, self.L, self.b, self.x, self.tmp6)
-            self._Y[r], self._Z[r] = self._unpack(self.x)
-        if la:
-            self._A_aux = SymmetricSolve(self._apply_aux(self._Y))  # Jᵃ M̂⁻¹ K (Eq. 8), k × k
-        self._factored = True
-
-    def _add_aux_force(self, r, b):
-        s = self.system
-        k = int(np.searchsorted(s.aux.row_start, r, side="right") - 1)
-        a, bb = s.aux.bodies[k]
-        if a >= 0:
-            b[s.body_slots[a]] += self.JAa[r]
-        if bb >= 0:
-            b[s.body_slots[bb]] += self.JBa[r]
-
-    def _apply_aux(self, acc):
-        """Jᵃ applied to accelerations acc (..., n, 6) → (..., l_aux)."""
-        s = self.system
-        a_idx = np.repeat(s.aux.bodies[:, 0], s.aux.rows)
-        b_idx = np.repeat(s.aux.bodies[:, 1], s.aux.rows)
-        out = np.zeros(acc.shape[:-2] + (len(a_idx),))
-        ok = a_idx >= 0
-        out[..., ok] += np.einsum("rk,...rk->...r", self.JAa[ok], acc[..., a_idx[ok], :])
-        ok = b_idx >= 0
-        out[..., ok] += np.einsum("rk,...rk->...r", self.JBa[ok], acc[..., b_idx[ok], :])
-        return out
-
-    def _unpack(self, x):
-        """(φ̇ (n, 6), λ (primary rows)) from a solution in node order."""
-        s = self.system
-        return x[s.body_slots], -x[s.row_slots]
-
-    def _solve_sparse(self, f, rhs, rhs_a):
-        s = self.system
-        if not self._factored:
-            self._factor()
-        self.b[s.body_slots] = f
-        self.b[s.row_slots] = rhs
-        tree_ldl_solve(s.node_parent, s.node_dim, s.node_offset, self.Dinv, self.L, self.b, self.x, self.tmp6)
-        acc, lam = self._unpack(self.x)
-        if not s.aux.n_rows:
-            return acc, lam, np.zeros(0)
-        mu = self._A_aux.solve(rhs_a - self._apply_aux(acc))  # Eq. 8
-        return acc + np.einsum("r,rnk->nk", mu, self._Y), lam + mu @ self._Z, mu  # Eq. 7
-
-    def _solve_dense(self, f, rhs, rhs_a, naive):
-        s, n, d = self.system, self.system.n_bodies, self.system.body_dim
-        J = self._dense_rows()
-        c = np.concatenate([rhs, rhs_a])
-        fv = f.reshape(-1)
-        lp = s.primary.n_rows
-        if naive:  # (J M⁻¹ Jᵀ) λ = c − J M⁻¹ f  (seed 002 Sec. 2.2)
-            MinvJt = np.einsum("nij,njr->nir", self.Minv, J.T.reshape(n, d, -1)).reshape(d * n, -1)
-            Minvf = np.einsum("nij,nj->ni", self.Minv, f).reshape(-1)
-            lam = SymmetricSolve(J @ MinvJt).solve(c - J @ Minvf) if len(c) else np.zeros(0)
-            acc = (Minvf + MinvJt @ lam).reshape(n, d)
-        else:  # H = [[M, Jᵀ], [J, 0]] by a dense symmetric-indefinite factorization
-            N = d * n + len(c)
-            H = np.zeros((N, N))
-            for i in range(n):
-                H[d * i:d * i + d, d * i:d * i + d] = s.inertia[i]
-            H[:d * n, d * n:] = J.T
-            H[d * n:, :d * n] = J
-            rhs_all = np.concatenate([fv, c])
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-                    x = scipy.linalg.solve(H, rhs_all, assume_a="sym")
-            except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):  # redundant rows: minimum-norm multipliers
-                x = scipy.linalg.lstsq(H, rhs_all)[0]
-            acc, lam = x[:d * n].reshape(n, d), -x[d * n:]
-        return acc, lam[:lp], lam[lp:]
-
-
-# ------------------------------------------------------------ reduced ↔ maximal
-class _FreeBodies:
-    """Just what ``integrate_kernel`` reads: n free joints (per body: position, quaternion / twist)."""
-
-    def __init__(self, n):
-        self.joint_type = np.full(n, FREE, dtype=np.int64)
-        self.q_start = 7 * np.arange(n, dtype=np.int64)
-        self.v_start = 6 * np.arange(n, dtype=np.int64)
-
-
-def maximal_state(model, q, qd):
-    """(qmax (7n,), φ (n, 6)) of the tree at reduced state (q, q̇): link poses and link twists."""
-    R, p = link_poses(model, q)
-    qmax = np.empty(7 * model.n_bodies)
-    for i in range(model.n_bodies):
-        qmax[7 * i:7 * i + 3] = p[i]
-        qmax[7 * i + 3:7 * i + 7] = matrix_to_quat(R[i])
-    return qmax, link_velocities(model, q, qd)
-
-
-def reduced_state(model, R, p, phi):
-    """(q, q̇) of the tree from link poses and twists: joint coordinates from the relative poses,
-    joint rates q̇ = Sᵀ v_J from the relative twists (S has orthonormal rows for every joint type)."""
-    q = configuration_from_poses(model, R, p)
-    qd = np.zeros(model.nv)
-    S = np.zeros((6, 6))
-    Ep, vp, vJ = np.zeros((3, 3)), np.zeros(6), np.zeros(6)
-    for i in range(model.n_bodies):
-        par, jt, vs = int(model.body_parent[i]), int(model.joint_type[i]), int(model.v_start[i])
-        nv = int(model.joint_nv[i])
-        if nv == 0:
-            continue
-        if par >= 0:  # parent twist in child coordinates: X_{i←par} φ_par
-            Ep[:] = R[i].T @ R[par]
-            transform_motion(Ep, R[par].T @ (p[i] - p[par]), phi[par], vp)
-            vJ[:] = phi[i] - vp
-        else:
-            vJ[:] = phi[i]
-        joint_motion_subspace(jt, model.joint_axis[i], q, int(model.q_start[i]), S, 0)
-        qd[vs:vs + nv] = S[:nv] @ vJ
-    return q, qd
 
 
 # ------------------------------------------------------------------ stepper
@@ -563,7 +240,7 @@ class BaraffStepper:
         self.solver = BaraffSolver(system, method, alpha, beta)
         self.beta_v = float(beta) ** 2 * self.dt  # position feedback of the velocity-level form (rate β² h)
         self.post_stabilize, self.tol, self.max_projections = post_stabilize, float(tol), int(max_projections)
-        self._free = _FreeBodies(system.n_bodies)
+        self._free = FreeBodies(system.n_bodies)
         self.constraint_error = 0.0
         self.solve_seconds = 0.0  # time in factor + solve (the seed's timing)
         self.last_multipliers = (np.zeros(system.primary.n_rows), np.zeros(system.aux.n_rows))
@@ -637,12 +314,16 @@ class BaraffStepper:
 
 
 class SceneStepper:
-    """``Simulator(scene, "baraff", method=…)``: a scene's tree and loop closures stepped in maximal
-    coordinates; ``step(q, q̇, t)`` takes and returns the reduced state, so the Simulator, energy and
-    users see the same (q, q̇) as with the other solvers. Handles gravity, joints and loop closures."""
+    """``Simulator(scene, "baraff", method=…)`` (``engine.stepper`` contract): a scene's tree and loop
+    closures stepped in maximal coordinates; ``step(state, control)`` takes and returns the reduced
+    state, so the Simulator, energy and users see the same (q, q̇) as with the other solvers. Handles
+    gravity, joints and loop closures (no contact: ``contact`` options are refused with a scene that has it)."""
+
+    divergence_hint = "try a smaller dt"
+    contact = None
 
     def __init__(self, scene, dt, *, method="sparse", integrator="symplectic", alpha=0.0, beta=0.0,
-                 post_stabilize=True, tol=1e-10, max_projections=5, planar=None):
+                 post_stabilize=True, tol=1e-10, max_projections=5, planar=None, contact=None):
         extras = [f"{len(scene.pairs)} springs/cables" if len(scene.pairs) else "",
                   f"{len(scene.point_forces)} point forces" if len(scene.point_forces) else "",
                   f"{len(scene.moving_loads)} moving loads" if scene.moving_loads else "",
@@ -652,6 +333,8 @@ class SceneStepper:
         if extras:
             raise ValueError(f"solver 'baraff' simulates gravity, joints and loop closures only; scene "
                              f"'{scene.name}' also has {', '.join(extras)} — use 'pcg', 'direct' or 'dense'")
+        if scene.ground is not None or scene.body_contact is not None:
+            raise ValueError("the 'baraff' solver has no contact; use 'pcg', 'direct', 'dense' or 'explicit'")
         self.model = scene.model
         if planar is None:  # 3 DoF per body whenever the scene stays in the xy plane (seed 002's setting)
             planar = not planar_problem(scene)
@@ -660,10 +343,10 @@ class SceneStepper:
         self.stepper = BaraffStepper(self.system, dt, method=method, integrator=integrator, alpha=alpha, beta=beta,
                                      post_stabilize=post_stabilize, tol=tol, max_projections=max_projections)
         self._last = None  # (q, q̇) returned last, and the maximal state behind them
-        self.last_iterations = self.last_total_iterations = 0
-        self.constraint_error = 0.0
+        self.stats = StepStats()
 
-    def step(self, q, qd, t):
+    def step(self, state, control):
+        q, qd = state.q, state.qd
         if self._last is None or not (np.array_equal(q, self._last[0]) and np.array_equal(qd, self._last[1])):
             qmax, phi = (planar_state if self.planar else maximal_state)(self.model, q, qd)  # (re)start from (q, q̇)
         else:
@@ -675,12 +358,16 @@ class SceneStepper:
             s = self.stepper.solver
             q_new, qd_new = reduced_state(self.model, s.R, s.p, phi)
         self._last = (q_new, qd_new, qmax, phi)
-        self.constraint_error = self.stepper.constraint_error
-        return q_new, qd_new
+        self.stats = StepStats(constraint_error=self.stepper.constraint_error)
+        return State(q_new, qd_new, state.t + self.stepper.dt)
+
+    def energy(self, state, control) -> float:
+        """Kinetic + gravitational energy (J): the solver takes no other forces."""
+        return energy(self.model, state.q, state.qd)
 
 
 # ------------------------------------------------------------------ planar (2D)
-PLANAR_CLOSURES = {"point": PIN, "ball": PIN, "hinge": PIN, "fixed": WELD}
+PLANAR_CLOSURES = {SPHERICAL: PIN, REVOLUTE: PIN, FIXED: WELD}  # by the closure's joint type
 
 
 def planar_problem(scene) -> str:
@@ -704,7 +391,7 @@ def planar_problem(scene) -> str:
         if jt in (SPHERICAL, UNIVERSAL):
             return f"joint '{model.joint_names[i]}' is {JOINT_TYPE_NAMES[jt]}"
     for lc in scene.loop_closures:
-        if lc.kind not in PLANAR_CLOSURES:
+        if lc.joint_type not in PLANAR_CLOSURES:
             return f"loop closure '{lc.name}' is a {lc.kind} joint"
     return ""
 
@@ -741,7 +428,7 @@ def planar_system(scene) -> MaximalSystem:
         for body, pt in ((lc.body_a, lc.point_a), (lc.body_b, lc.point_b)):
             pts.append(np.asarray(pt[:2], float) - (com[body, :2] if body >= 0 else 0.0))
         a0 = (theta0[lc.body_b] if lc.body_b >= 0 else 0.0) - (theta0[lc.body_a] if lc.body_a >= 0 else 0.0)
-        aux.append((PLANAR_CLOSURES[lc.kind], (lc.body_a, lc.body_b), pts, (1.0, 0.0), a0))
+        aux.append((PLANAR_CLOSURES[lc.joint_type], (lc.body_a, lc.body_b), pts, (1.0, 0.0), a0))
 
     def pack(items):
         if not items:
@@ -750,29 +437,3 @@ def planar_system(scene) -> MaximalSystem:
 
     return MaximalSystem(inertia, np.asarray(model.gravity, float), pack(rows), pack(aux), list(model.body_names),
                          names, [lc.name for lc in scene.loop_closures])
-
-
-def planar_state(model, q, qd):
-    """(qmax (3n,) = per body (x, y, θ) of the centre of mass, v (n, 3) = (ẋ, ẏ, ω)) of a planar tree."""
-    R, p = link_poses(model, q)
-    phi = link_velocities(model, q, qd)
-    c = p + np.einsum("nij,nj->ni", R, model.body_com)
-    w = np.einsum("nij,nj->ni", R, phi[:, :3])  # world angular velocity
-    v0 = np.einsum("nij,nj->ni", R, phi[:, 3:])  # world velocity of the link origin
-    vc = v0 + np.cross(w, c - p)
-    qmax = np.column_stack([c[:, :2], np.arctan2(R[:, 1, 0], R[:, 0, 0])]).reshape(-1)
-    return qmax, np.column_stack([vc[:, :2], w[:, 2]])
-
-
-def planar_reduced_state(model, qmax, v):
-    """(q, q̇) of the tree from the 2D maximal state (inverse of ``planar_state``)."""
-    n = model.n_bodies
-    x = qmax.reshape(n, 3)
-    c, s = np.cos(x[:, 2]), np.sin(x[:, 2])
-    R = np.zeros((n, 3, 3))
-    R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
-    p = np.column_stack([x[:, :2], np.zeros(n)]) - np.einsum("nij,nj->ni", R, model.body_com)
-    w = np.column_stack([np.zeros((n, 2)), v[:, 2]])
-    v0 = np.column_stack([v[:, :2], np.zeros(n)]) - np.cross(w, np.einsum("nij,nj->ni", R, model.body_com))
-    phi = np.concatenate([np.einsum("nji,nj->ni", R, w), np.einsum("nji,nj->ni", R, v0)], axis=1)
-    return reduced_state(model, R, p, phi)

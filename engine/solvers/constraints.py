@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import kernel
-from ..scene import LOOP_KINDS, WORLD
+from ..scene import WORLD
 from .reduced_operators import jacobian_transpose_product
 
 
@@ -37,7 +37,7 @@ class ClosureArrays(NamedTuple):
 def closure_arrays(closures) -> ClosureArrays:
     m = len(closures)
     return ClosureArrays(
-        np.array([LOOP_KINDS[lc.kind] for lc in closures], dtype=np.int64),
+        np.array([lc.rotation_rows for lc in closures], dtype=np.int64),
         np.array([(lc.body_a, lc.body_b) for lc in closures], dtype=np.int64).reshape(m, 2),
         np.array([(lc.point_a, lc.point_b) for lc in closures], float).reshape(m, 2, 3),
         np.array([(lc.axis_a, lc.axis_b) for lc in closures], float).reshape(m, 2, 3),

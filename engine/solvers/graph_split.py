@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse
 
+from ..spatial import skew
 from .sparse_ldl import SparseLDL
 
 
@@ -121,10 +122,6 @@ class HubSystem:
 WELD_POINT = np.array([0.3, 0.2, 0.1])  # where the extra joints sit, relative to the hub's COM (m)
 
 
-def _skew(r):
-    return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
-
-
 def hub_system(n_joints: int, split: bool = True, seed: int = 0) -> HubSystem:
     """A free hub (10 kg) with ``n_joints`` ball joints (3 rows each) to 0.1 kg satellites at random
     points of its surface; split by the heuristic when ``split``. Body 0 … n_P−1: hub parts (each
@@ -165,7 +162,7 @@ def hub_system(n_joints: int, split: bool = True, seed: int = 0) -> HubSystem:
             row += 1
         if k < n_p - 1:  # weld k ↔ k+1 at a point w: equal twists there (all parts share the COM)
             X = np.eye(6)
-            X[3:, :3] = -_skew(WELD_POINT)  # twist at w: [ω; v + ω × w]
+            X[3:, :3] = -skew(WELD_POINT)  # twist at w: [ω; v + ω × w]
             put(row, k, X)
             put(row, k + 1, -X)
             row += 6

@@ -50,9 +50,13 @@ import scipy.sparse.csgraph
 from ..algorithms.kinematics import link_poses
 from ..contact.shapes import candidate_points, colliding_bodies, ground_contacts
 from ..contact.jacobian import tangent_basis
+from ..energy import energy
 from ..errors import ModelError, SimulationError
 from ..joints import FIXED, FREE, JOINT_TYPE_NAMES, REVOLUTE, SPHERICAL
-from .baraff import maximal_state, reduced_state
+from ..maximal.state import body_poses, com_state, link_poses_of, reduced_from_com
+from ..model import State
+from ..spatial import rotation_exp, skew
+from ..stepper import StepStats
 from .factor_augment import LDLFactor
 from .sparse_ldl import SparseLDL
 
@@ -63,25 +67,6 @@ REGULARIZATION = 1e-12
 
 
 # ------------------------------------------------------------------ rotations
-def _skew(r):
-    """(k, 3, 3) cross-product matrices of r (k, 3)."""
-    S = np.zeros(r.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -r[..., 2], r[..., 1], -r[..., 0]
-    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = r[..., 2], -r[..., 1], r[..., 0]
-    return S
-
-
-def rotation_exp(w):
-    """(k, 3, 3) rotation matrices exp([w]×) of rotation vectors w (k, 3) (Rodrigues)."""
-    theta = np.linalg.norm(w, axis=-1)[..., None, None]
-    K = _skew(w)
-    small = theta < 1e-8
-    t = np.where(small, 1.0, theta)
-    a = np.where(small, 1.0 - theta**2 / 6.0, np.sin(t) / t)
-    b = np.where(small, 0.5 - theta**2 / 24.0, (1.0 - np.cos(t)) / t**2)
-    return np.eye(3) + a * K + b * (K @ K)
-
-
 def _orthonormalize(R):
     U, _, Vt = np.linalg.svd(R)
     return U @ Vt
@@ -175,16 +160,16 @@ class HardConstraintSystem:
             else:  # fixed: child link frame = the parent-side joint frame
                 rel = link_rotation_to_body(p).T @ model.joint_rotation[i] @ link_rotation_to_body(i)
                 self.constraints.append(Constraint(name, WELD, p, i, ra, rb, rel=rel))
+        kinds = {SPHERICAL: BALL, REVOLUTE: HINGE, FIXED: WELD}  # by the closure's joint type
         for lc in scene.loop_closures:
-            kinds = {"point": BALL, "ball": BALL, "hinge": HINGE, "fixed": WELD}
-            if lc.kind not in kinds:
+            if lc.joint_type not in kinds:
                 raise ModelError(f"hard-constraints: loop closure '{lc.name}' is a {lc.kind}; this solver takes "
                                  "point, hinge and fixed closures")
             a, b = lc.body_a, lc.body_b
             ra, rb = body_point(a, lc.point_a), body_point(b, lc.point_b)
             axis_in_b = lc.rest_rotation.T @ lc.axis_a  # the hinge axis in b's link frame
             rel = link_rotation_to_body(a).T @ lc.rest_rotation @ link_rotation_to_body(b)
-            kind = kinds[lc.kind]
+            kind = kinds[lc.joint_type]
             if kind == HINGE and self._planar_loop(a, b, lc.axis_a):
                 kind = PIN
             self.constraints.append(Constraint(lc.name, kind, a, b, ra, rb, body_axis(a, lc.axis_a),
@@ -245,11 +230,10 @@ class HardConstraintSystem:
 
     def body_poses(self, R_link, p_link):
         """(R (n, 3, 3), x (n, 3)) of the bodies' principal frames from link poses."""
-        return R_link @ np.array(self.model.body_rotation), p_link + np.einsum("nij,nj->ni", R_link, self.model.body_com)
+        return body_poses(self.model, R_link, p_link)
 
     def link_poses_of(self, R, x):
-        Rl = R @ np.transpose(np.array(self.model.body_rotation), (0, 2, 1))
-        return Rl, x - np.einsum("nij,nj->ni", Rl, self.model.body_com)
+        return link_poses_of(self.model, R, x)
 
     @property
     def n_rows(self) -> int:
@@ -300,16 +284,18 @@ class HardConstraintSystem:
             ci.append((6 * body[:, None] + np.arange(6)).ravel())
             vals.append(block.ravel())
 
+        def anchors(g):  # world anchor offsets, their gap (x_a + w_a) − (x_b + w_b), and [w_a]×, [w_b]×
+            wa = np.einsum("kij,kj->ki", Rw[g["a"]], g["ra"])
+            wb = np.einsum("kij,kj->ki", Rw[g["b"]], g["rb"])
+            return (xw[g["a"]] + wa) - (xw[g["b"]] + wb), skew(wa), skew(wb)
+
         zeros = np.zeros
         for kind in (BALL, HINGE, WELD):  # the point rows
             g = self._groups[kind]
             if not g["row"].size:
                 continue
             a, b = g["a"], g["b"]
-            wa = np.einsum("kij,kj->ki", Rw[a], g["ra"])
-            wb = np.einsum("kij,kj->ki", Rw[b], g["rb"])
-            err = (xw[a] + wa) - (xw[b] + wb)
-            Sa, Sb = _skew(wa), _skew(wb)
+            err, Sa, Sb = anchors(g)
             for d in range(3):
                 r = g["row"] + d
                 C[r] = err[:, d]
@@ -320,10 +306,7 @@ class HardConstraintSystem:
         g = self._groups[PIN]
         if g["row"].size:  # the point rows along the two in-plane directions t₁, t₂ (fixed in a)
             a, b = g["a"], g["b"]
-            wa = np.einsum("kij,kj->ki", Rw[a], g["ra"])
-            wb = np.einsum("kij,kj->ki", Rw[b], g["rb"])
-            err = (xw[a] + wa) - (xw[b] + wb)
-            Sa, Sb = _skew(wa), _skew(wb)
+            err, Sa, Sb = anchors(g)
             for d in range(2):
                 e = np.einsum("kij,kj->ki", Rw[a], g["t"][:, d])
                 r = g["row"] + d
@@ -407,11 +390,15 @@ class HardConstraintSystem:
 
 # ------------------------------------------------------------------ stepper
 class HardConstraintStepper:
-    """``Simulator(scene, "hard-constraints", dt, integrator=…, tol=…, max_iter=…)``; reduced (q, q̇) in
-    and out, bodies in maximal coordinates inside."""
+    """``Simulator(scene, "hard-constraints", dt, integrator=…, tol=…, max_iter=…)`` (``engine.stepper``
+    contract); reduced (q, q̇) in and out, bodies in maximal coordinates inside. Ground contact is its
+    own (Appendix C, inside the step), so the shared ``contact`` options do not apply."""
+
+    divergence_hint = "try a smaller dt"
+    contact = None
 
     def __init__(self, scene, dt: float, *, integrator: str = "verlet", tol: float = 1e-9, max_iter: int = 30,
-                 motors=(), contact_sweeps: int = 3):
+                 motors=(), contact_sweeps: int = 3, contact=None):
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
         extras = [e for e, present in (("springs/cables", len(scene.pairs)), ("point forces", len(scene.point_forces)),
@@ -429,28 +416,19 @@ class HardConstraintStepper:
         self._points = (candidate_points(colliding_bodies(self.model, scene.contact_bodies))
                         if scene.ground is not None else None)
         self._state = None  # (R, x, v, w) in maximal coordinates, and the (q, q̇) it was returned as
-        self.last_iterations = self.last_total_iterations = 0
-        self.constraint_error = 0.0
+        self.stats = StepStats()
         self.seconds = {"correction": 0.0, "contact": 0.0}
 
     # --------------------------------------------------------------- conversions
     def maximal(self, q, qd):
-        R_l, p_l = link_poses(self.model, q)
-        _, phi = maximal_state(self.model, q, qd)
-        R, x = self.system.body_poses(R_l, p_l)
-        w = np.einsum("nij,nj->ni", R_l, phi[:, :3])
-        v_origin = np.einsum("nij,nj->ni", R_l, phi[:, 3:])
-        v = v_origin + np.cross(w, x - p_l)
-        return R, x, v, w
+        return com_state(self.model, q, qd)
 
     def reduced(self, R, x, v, w):
-        R_l, p_l = self.system.link_poses_of(R, x)
-        v_origin = v + np.cross(w, p_l - x)
-        phi = np.hstack([np.einsum("nji,nj->ni", R_l, w), np.einsum("nji,nj->ni", R_l, v_origin)])
-        return reduced_state(self.model, R_l, p_l, phi)
+        return reduced_from_com(self.model, R, x, v, w)
 
     # --------------------------------------------------------------- the step
-    def step(self, q, qd, t):
+    def step(self, state, control):
+        q, qd, t = state.q, state.qd, state.t
         if self._state is not None and np.array_equal(q, self._state[1]) and np.array_equal(qd, self._state[2]):
             R, x, v, w = self._state[0]
         else:
@@ -458,7 +436,11 @@ class HardConstraintStepper:
         R, x, v, w = self.advance(R, x, v, w, t)
         q_new, qd_new = self.reduced(R, x, v, w)
         self._state = ((R, x, v, w), q_new, qd_new)
-        return q_new, qd_new
+        return State(q_new, qd_new, t + self.dt)
+
+    def energy(self, state, control) -> float:
+        """Kinetic + gravitational energy (J): the solver takes no other forces."""
+        return energy(self.model, state.q, state.qd)
 
     def advance(self, R, x, v, w, t):
         """One step from (R, x, v₋, ω₋) at time t; returns the state at t + h."""
@@ -512,8 +494,7 @@ class HardConstraintStepper:
             if np.abs(residual).max(initial=0.0) <= 1e-12 * max(1.0, np.abs(u).max(initial=0.0)):
                 break
             u = u + Minv1 @ (J1.T @ factor1.solve(residual))
-        self.last_iterations = self.last_total_iterations = its
-        self.constraint_error = self._linear_error(C)
+        self.stats = StepStats(its, its, 1, self._linear_error(C))
         return R1, x1, u.reshape(-1, 6)[:, :3].copy(), u.reshape(-1, 6)[:, 3:].copy()
 
     def _linear_error(self, C) -> float:
@@ -548,7 +529,7 @@ class HardConstraintStepper:
             if np.abs(F).max(initial=0.0) < 1e-14 * max(1.0, np.abs(w).max(initial=0.0)):
                 break
             Iw = np.einsum("nij,nj->ni", I1, w)
-            dsigma = -I1inv @ (_skew(w) @ I1 - _skew(Iw))  # ∂σ*/∂ω
+            dsigma = -I1inv @ (skew(w) @ I1 - skew(Iw))  # ∂σ*/∂ω
             Jn = np.eye(3) - 0.5 * h * dsigma
             w = w - np.linalg.solve(Jn, F[..., None])[..., 0]
         return w
@@ -601,105 +582,3 @@ class HardConstraintStepper:
                     continue
                 u = u + Minv @ (J.T @ lam_j + Jc.T @ lam_c)
         return u
-
-
-def step_size_rows(quick: bool):
-    """Largest stable step of velocity-Verlet and symplectic Euler on the Strandbeest and on the tumbling
-    top, where the two differ (bench rows, text)."""
-    from ..bench.report import Row, markdown_table
-    from ..scenes.linkages import strandbeest
-    from ..scenes.simple import tumbling_top
-
-    seconds = 1.0 if quick else 5.0
-    rounds = 2 if quick else 7
-    out, body = [], []
-    for integrator in INTEGRATORS:
-        h = largest_stable_step(strandbeest, integrator, seconds, lo=0.01, rounds=rounds)
-        out.append(Row("hard-constraints", "strandbeest", integrator, 12, 0, h, 0,
-                       extra={"stable_dt": h, "seconds": seconds}))
-        body.append([integrator, f"{h * 1e3:.3g} ms"])
-    ratio = out[0].seconds_per_step / max(out[1].seconds_per_step, 1e-12)
-    top_seconds, top_lo, top_rounds = 5.0, (2.5e-3 if quick else 2.5e-4), (1 if quick else rounds)
-    top_body = []
-    for integrator in INTEGRATORS:
-        h = largest_stable_step(tumbling_top, integrator, top_seconds, lo=top_lo, hi=0.2, rounds=top_rounds,
-                                stable=keeps_energy)
-        out.append(Row("hard-constraints", "tumbling_top", integrator, 1, 0, h, 0,
-                       extra={"stable_dt": h, "seconds": top_seconds}))
-        top_body.append([integrator, f"{h * 1e3:.3g} ms" + (" (the bracket's top)" if h >= 0.2 else "")])
-    h_verlet, h_symplectic = out[2].seconds_per_step, out[3].seconds_per_step
-    top_ratio = (f"{h_verlet / h_symplectic:.0f}×" if h_symplectic > 0 else
-                 f"> {h_verlet / top_lo:.0f}× (symplectic Euler fails even at {top_lo * 1e3:g} ms)")
-    text = ("## Appendix A: largest stable step on the Strandbeest (12 legs, crank 2 rad/s)\n\n"
-            f"Stable: {seconds:g} s of walking in which every step's joint correction converges (≤ 30 "
-            "iterations to 1e-9), the chassis stays within 5 cm of its starting height and moves forward; "
-            f"bisection over dt in log scale ({rounds} rounds between 10 ms and 0.2 s). The `seconds_per_step` "
-            "column holds that step (s).\n\n"
-            + markdown_table(["integrator", "largest stable dt"], body)
-            + f"\n\nvelocity-Verlet / symplectic Euler: **{ratio:.2f}×** (the seed: up to 6×). The two differ "
-            "only in the gyroscopic terms of the rotation update (σ* in steps 1–3), which vanish for bodies "
-            "turning about a principal axis, as every bar of this planar linkage does; see "
-            "docs/hard_constraints.md.\n\n"
-            "## Appendix A: largest stable step on the tumbling top (where the gyroscopic terms matter)\n\n"
-            f"`engine.scenes.tumbling_top()`: a free brick spinning at 10 rad/s about its intermediate axis, no "
-            f"gravity. Stable: {top_seconds:g} s with the energy within 1 % of its start at every step; "
-            f"bisection over dt in log scale ({top_rounds} rounds between {top_lo * 1e3:g} ms and 0.2 s).\n\n"
-            + markdown_table(["integrator", "largest stable dt"], top_body)
-            + f"\n\nvelocity-Verlet / symplectic Euler: **{top_ratio}**. Symplectic Euler's explicit "
-            "−h I⁻¹(ω × Iω) feeds energy into a tumbling body; Appendix A's σ*, solved by Newton's method at "
-            "the step's end, does not.\n")
-    return out, text
-
-
-def _run(make_scene, integrator: str, dt: float, seconds: float, step_ok):
-    """The simulator after ``seconds`` of steps, or None when a step fails or ``step_ok(sim)`` is false."""
-    from ..simulator import Simulator
-
-    sim = Simulator(make_scene(), "hard-constraints", dt=dt, integrator=integrator)
-    step_ok = step_ok(sim)  # bound to the start state
-    try:
-        for _ in range(int(np.ceil(seconds / dt))):
-            sim.step()
-            if not step_ok(sim):
-                return None
-    except SimulationError:
-        return None
-    return sim
-
-
-def keeps_energy(make_scene, integrator: str, dt: float, seconds: float, tol: float = 0.01) -> bool:
-    """Runs ``seconds`` with the total energy within ``tol`` (relative) of its start at every step."""
-    def within(start):
-        e0 = start.energy()
-        return lambda sim: abs(sim.energy() - e0) <= tol * abs(e0)
-
-    return _run(make_scene, integrator, dt, seconds, within) is not None
-
-
-def is_stable(make_scene, integrator: str, dt: float, seconds: float) -> bool:
-    """Runs ``seconds`` with every correction converging, the base within 5 cm of its starting
-    height and moving forward (the scene's first body must be on a free joint)."""
-    def level(start):
-        z0 = start.state.q[2]
-        return lambda sim: abs(sim.state.q[2] - z0) <= 0.05
-
-    sim = _run(make_scene, integrator, dt, seconds, level)
-    return sim is not None and bool(sim.state.q[0] > 0.0 and np.abs(sim.state.qd).max() < 1e3)
-
-
-def largest_stable_step(make_scene, integrator: str, seconds: float, lo: float = 1e-3, hi: float = 0.2,
-                        rounds: int = 7, stable=None) -> float:
-    """Bisection (in log dt) for the largest dt that runs ``seconds`` stably (``stable``, by default
-    ``is_stable``: a walking mechanism; ``keeps_energy`` for a conservative scene)."""
-    stable = is_stable if stable is None else stable
-    if not stable(make_scene, integrator, lo, seconds):
-        return 0.0
-    if stable(make_scene, integrator, hi, seconds):
-        return hi
-    for _ in range(rounds):
-        mid = float(np.sqrt(lo * hi))
-        if stable(make_scene, integrator, mid, seconds):
-            lo = mid
-        else:
-            hi = mid
-    return lo

@@ -41,12 +41,14 @@ import scipy.sparse.csgraph
 from .._jit import kernel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
-from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
+from ..algorithms.kinematics import joint_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
-from ..control.spd import configuration_difference
-from ..forces.point_force import point_force_kernel
-from ..forces.point_pair import point_pair_kernel
-from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
+from ..contact.handler import contact_stage
+from ..forces.evaluator import ForceEvaluator
+from ..integrators import integrate
+from ..model import State
+from ..spatial import compose_transforms, transform_motion
+from ..stepper import StepStats
 from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
 from .reduced_operators import system_product
@@ -155,22 +157,17 @@ def add_pair_couplings(tree, ws, pair_a, pair_b, coupling, M, values, positions,
                     values[positions[idx_b[j], idx_a[i]]] += v
 
 
-def _body_damping_blocks(model, d):
-    """D_m = d·I₆ on each body twist (COM frame), moved to link frames: X_blᵀ (dI) X_bl."""
-    out = np.zeros((model.n_bodies, 6, 6))
-    for i in range(model.n_bodies):
-        if d[i] > 0:
-            E = np.ascontiguousarray(model.body_rotation[i].T)
-            add_transformed_inertia(E, np.ascontiguousarray(model.body_com[i]), d[i] * np.eye(6), out[i])
-    return out
-
-
 class RedMaxStepper:
-    """Holds the preallocated buffers of one scene's RedMax step."""
+    """The RedMax step of one scene (``engine.stepper`` contract): holds its preallocated buffers.
+
+    contact: options of the contact stage (``engine.contact.handler.contact_stage``), used when
+    the scene has a ground or body contacts."""
+
+    divergence_hint = "try a smaller dt"
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
                  ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False,
-                 threads: int = 2, closure_method: str = "projected"):
+                 threads: int = 2, closure_method: str = "projected", contact: dict | None = None):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         if closure_method not in CLOSURE_METHODS:
@@ -187,22 +184,15 @@ class RedMaxStepper:
         self.threads = max(1, int(threads))
         self._pool = None
         n, nv = model.n_bodies, model.nv
-        self.pairs = scene.pair_arrays()
+        self.ws = model.make_workspace()  # this stepper's own kinematics and solver workspace
+        self.forces = fe = ForceEvaluator(scene, self.geometric_stiffness)  # the forces stage: f, K, D
+        self.pairs, self.K, self.D, self.wrench = fe.pairs, fe.K, fe.D, fe.wrench  # filled in place by fe
         m = len(self.pairs[0])
-        self.K, self.D = np.zeros((m, 12, 12)), np.zeros((m, 12, 12))
-        self.active = np.zeros(m, dtype=np.int64)
         self.coupling = np.zeros((m, 6, 6))
         self.A = np.zeros((n, 6, 6))
-        self.wrench, self.wrench_damping = np.zeros((n, 6)), np.zeros((n, 6))
-        self.body_damping_blocks = _body_damping_blocks(model, scene.body_damping)
         self._vec = [np.zeros(nv) for _ in range(4)]
         self._lnk = [np.zeros((n, 6)) for _ in range(2)]
         self.qd_guess = scene.qd0.copy()
-        self.spring_energy = 0.0
-        # the dofs of joints with springs (the displacement is computed for every joint, then masked)
-        stiff = [j for j in range(n) if scene.joint_stiffness[model.v_start[j]:model.v_start[j] + model.joint_nv[j]].any()]
-        self._spring_v = np.array([model.v_start[j] + k for j in stiff for k in range(model.joint_nv[j])], dtype=np.int64)
-        self._difference = np.zeros(nv)
         self._cols_idx = np.zeros(nv, dtype=np.int64)
         self._cols_idx_b = np.zeros(nv, dtype=np.int64)
         self._cols_vec = np.zeros((nv, 6))
@@ -211,51 +201,31 @@ class RedMaxStepper:
         self._no_rows = np.zeros((0, nv))
         self._closures = closure_arrays(scene.loop_closures)  # fixed for the stepper's lifetime
         self._csc = None
-        self.last_iterations = 0
-        self.constraint_error = 0.0
-        self.velocity_filter = None  # v⁺ = filter(q, v*) before the position update (ground contact)
+        self.stats = StepStats()
+        self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
 
     # ------------------------------------------------------------ forces
-    def joint_displacement(self, q) -> np.ndarray:
-        """q ⊖ q_rest (nv,) on the dofs with joint springs, 0 elsewhere, joint by joint on its manifold
-        (coordinates subtract; spherical and free joints take the rotation/twist difference)."""
-        d = np.zeros(self.model.nv)
-        if self._spring_v.size:
-            iv = self._spring_v
-            d[iv] = configuration_difference(self.model, self.scene.joint_rest, q, self._difference)[iv]
-        return d
+    def reduced_forces(self, q, rest=None):
+        """f_r = −K_r (q ⊖ q_rest) (nv,) and r = h D_r + h² K_r (rest: (nq,), default the scene's)."""
+        fe, h = self.forces, self.dt
+        rest = self.scene.joint_rest if rest is None else rest
+        return fe.joint_forces(q, rest), h * fe.joint_damping + h * h * fe.joint_stiffness
 
-    def joint_spring_energy(self, q) -> float:
-        """½ (q ⊖ q_rest)ᵀ K_r (q ⊖ q_rest) (J)."""
-        d = self.joint_displacement(q)
-        return 0.5 * float(self.scene.joint_stiffness @ (d * d))
-
-    def reduced_forces(self, q):
-        """f_r = −K_r (q ⊖ q_rest) (nv,) and r = h D_r + h² K_r."""
-        sc, h = self.scene, self.dt
-        return -sc.joint_stiffness * self.joint_displacement(q), h * sc.joint_damping + h * h * sc.joint_stiffness
-
-    def evaluate(self, q, qd, t):
+    def evaluate(self, q, qd, control):
         """Kinematics at (q, q̇) and every force: fills wrench, A, coupling; returns (f_r, r)."""
-        model, ws, h = self.model, self.model.data, self.dt
-        joint_pass(model.tree, q, ws)
-        world_pass(model.tree, ws)
-        velocity_pass(model.tree, q, qd, ws)
-        self.wrench[:] = 0.0
-        self.wrench_damping[:] = 0.0
-        self.spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, *self.pairs, self.geometric_stiffness,
-                                               self.wrench, self.wrench_damping, self.K, self.D, self.active)
-        pf_body, pf_point, pf_force = self.scene.point_force_arrays(t)
-        pf_K = np.zeros((len(pf_body), 6, 6))
-        self.point_force_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force,
-                                                     self.geometric_stiffness, self.wrench, pf_K)
-        assemble_blocks(model.tree.link_inertia, self.body_damping_blocks, h, self.pairs[0], self.pairs[1],
-                        self.K, self.D, pf_body, pf_K, self.A, self.coupling)
-        return self.reduced_forces(q)
+        model, ws, h, fe = self.model, self.ws, self.dt, self.forces
+        fe.evaluate(q, qd, control, ws)
+        assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, self.pairs[0], self.pairs[1],
+                        self.K, self.D, fe.point_force_body, fe.point_force_K, self.A, self.coupling)
+        return self.reduced_forces(q, control.joint_rest)
+
+    def energy(self, state, control) -> float:
+        """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
+        return self.forces.energy(state, control, self.ws)
 
     # ------------------------------------------------------------- solves
     def _prepare_solver(self, reduced_diag):
-        model, ws = self.model, self.model.data
+        model, ws = self.model, self.ws
         self._r = reduced_diag
         if self.linear_solver == "pcg":
             articulated_inertia_pass(model.tree, ws, self.A, reduced_diag)
@@ -271,7 +241,7 @@ class RedMaxStepper:
 
     def _pcg(self, b, x0, constraints=None):
         """PCG from x0; ``constraints`` = (G, Y, Sinv) makes it projected CG (x0 must be feasible)."""
-        ws, tree = self.model.data, self.model.tree
+        ws, tree = self.ws, self.model.tree
         x = x0.copy()
         r, z, p, Ap = self._vec
         y, w = self._lnk
@@ -284,21 +254,21 @@ class RedMaxStepper:
         """M̃ x for the current step's system (after evaluate + _prepare_solver)."""
         out = np.empty(self.model.nv)
         y, w = self._lnk
-        system_product(self.model.tree, self.model.data, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r,
+        system_product(self.model.tree, self.ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r,
                        np.ascontiguousarray(x, float), y, w, out)
         return out
 
     def preconditioner_solve(self, x):
         out = np.empty(self.model.nv)
-        block_jacobi_solve(self.model.tree, self.model.data, np.ascontiguousarray(x, float), out)
+        block_jacobi_solve(self.model.tree, self.ws, np.ascontiguousarray(x, float), out)
         return out
 
     def assemble_dense(self):
         """M̃ (nv, nv) dense (Eq. 2.14)."""
         model = self.model
         M = np.zeros((model.nv, model.nv))
-        composite_inertia_matrix(model.tree, model.data, self.A, M, NO_VALUES, NO_POSITIONS)
-        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, M, NO_VALUES,
+        composite_inertia_matrix(model.tree, self.ws, self.A, M, NO_VALUES, NO_POSITIONS)
+        add_pair_couplings(model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, M, NO_VALUES,
                            NO_POSITIONS, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         M[np.diag_indices_from(M)] += self._r
         return M
@@ -363,8 +333,8 @@ class RedMaxStepper:
         self._structural_pattern()
         v = self._values
         v[:] = 0.0
-        composite_inertia_matrix(model.tree, model.data, self.A, NO_VALUES.reshape(0, 0), v, self._positions)
-        add_pair_couplings(model.tree, model.data, self.pairs[0], self.pairs[1], self.coupling, NO_VALUES.reshape(0, 0),
+        composite_inertia_matrix(model.tree, self.ws, self.A, NO_VALUES.reshape(0, 0), v, self._positions)
+        add_pair_couplings(model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, NO_VALUES.reshape(0, 0),
                            v, self._positions, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         v[self._diag_positions] += self._r
         return v
@@ -387,10 +357,12 @@ class RedMaxStepper:
         return lu.solve(b), 0
 
     # --------------------------------------------------------------- step
-    def step(self, q, qd, t):
-        """One RedMax step; returns (q⁺, q̇⁺) and records iterations and constraint error."""
-        model, ws, h = self.model, self.model.data, self.dt
-        f_r, reduced_diag = self.evaluate(q, qd, t)
+    def step(self, state, control):
+        """One RedMax step from ``state`` under ``control``; returns the state at t + h and records
+        iterations and constraint error in ``stats``."""
+        model, ws, h = self.model, self.ws, self.dt
+        q, qd = state.q, state.qd
+        f_r, reduced_diag = self.evaluate(q, qd, control)
         tree = model.tree
         bias = np.empty(model.nv)
         rnea_kernel(tree, q, qd, np.zeros(model.nv), self.wrench, 1.0, ws, bias)  # C + g − Jᵀ f_m
@@ -407,21 +379,21 @@ class RedMaxStepper:
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
         self.qd_guess = qd_new
-        if self.velocity_filter is not None:
-            qd_new = self.velocity_filter(q, qd_new, self.A, self._r)  # contact in the step's metric M̃
-        q_new = _integrate(model, q, qd_new, h)
+        if self.contact is not None:
+            qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
+        q_new = integrate(model, q, qd_new, h)
+        constraint_error = 0.0
         if closures and self.post_stabilize:
-            q_new = self._project(q_new)
-        self.last_iterations = max_its  # per linear solve, the most any solve of this step took
-        self.last_total_iterations = total_its
-        self.last_solves = solves
-        return q_new, qd_new
+            q_new, constraint_error = self._project(q_new)
+        # per linear solve, the most any solve of this step took
+        self.stats = StepStats(max_its, total_its, solves, constraint_error)
+        return State(q_new, qd_new, state.t + h)
 
     def _solve_with_closures(self, rhs):
         """Velocities with G q̇ = −C/h (Eq. 2.42). PCG: one projected CG run in the metric of the
         preconditioner P. ``closure_method="dual"`` and the direct solvers: Eq. 3.2,
         (G M̃⁻¹ Gᵀ) λ = G M̃⁻¹ f̃ + C/h, q̇ = M̃⁻¹ f̃ − M̃⁻¹Gᵀ λ, with l extra solves."""
-        model, ws = self.model, self.model.data
+        model, ws = self.model, self.ws
         bodies, rows, C = constraint_rows(self._closures, ws)
         G = np.empty((len(C), model.nv))
         constraint_jacobian(model.tree, ws, bodies, rows, self._lnk[1], G)
@@ -475,7 +447,7 @@ class RedMaxStepper:
         model = self.model
         n, nv = model.n_bodies, model.nv
         z = np.zeros
-        ws = model.data._replace(pA=z((n, 6)), a=z((n, 6)), u=z(nv), tmp6=z(6), tmp6b=z(6))
+        ws = self.ws._replace(pA=z((n, 6)), a=z((n, 6)), u=z(nv), tmp6=z(6), tmp6b=z(6))
         x = x0.copy()
         its = pcg_solve(model.tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
                         self.max_iter, z(nv), z(nv), z(nv), z(nv), z((n, 6)), z((n, 6)), self._no_rows, self._no_rows,
@@ -485,8 +457,9 @@ class RedMaxStepper:
     def _project(self, q):
         """Post-stabilization: q ← q ⊕ (−P⁻¹Gᵀ (G P⁻¹Gᵀ)⁺ C(q)), Newton steps in the metric of the
         block Jacobi preconditioner P (an SPD stand-in for M̃ that every solver can afford) with the
-        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear)."""
-        model, ws = self.model, self.model.data
+        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear).
+        Returns (q, the largest remaining |C|)."""
+        model, ws = self.model, self.ws
         Y, Sinv = self._projection
         for _ in range(8):
             joint_pass(model.tree, q, ws)
@@ -494,12 +467,11 @@ class RedMaxStepper:
             _, _, C = constraint_rows(self._closures, ws)
             if np.abs(C).max() < 1e-10:
                 break
-            q = _integrate(model, q, -Y.T @ (Sinv @ C), 1.0)
+            q = integrate(model, q, -Y.T @ (Sinv @ C), 1.0)
         joint_pass(model.tree, q, ws)
         world_pass(model.tree, ws)
         _, _, C = constraint_rows(self._closures, ws)
-        self.constraint_error = float(np.abs(C).max()) if len(C) else 0.0
-        return q
+        return q, (float(np.abs(C).max()) if len(C) else 0.0)
 
 
 def _constraint_inverse(S):
@@ -509,7 +481,3 @@ def _constraint_inverse(S):
     keep = w > 1e-12 * max(w.max(initial=0.0), 1e-300)
     return (V[:, keep] / w[keep]) @ V[:, keep].T
 
-
-def _integrate(model, q, v, dt):
-    from ..integrators import integrate
-    return integrate(model, q, v, dt)

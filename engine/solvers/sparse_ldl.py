@@ -12,14 +12,47 @@ is not required); only entries with row ≤ column (after permutation) are read.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .._jit import kernel
 
 
+class LDLPattern(NamedTuple):
+    """What the symbolic analysis fixes: n, A's CSC pattern (Ap (n + 1), Ai), the ordering P and its
+    inverse Pinv (n,), the elimination tree Parent (n,) and L's column pointers Lp (n + 1)."""
+
+    n: int
+    Ap: np.ndarray
+    Ai: np.ndarray
+    P: np.ndarray
+    Pinv: np.ndarray
+    Parent: np.ndarray
+    Lp: np.ndarray
+
+
+class LDLValues(NamedTuple):
+    """The numeric factor: Lnz (n,) entries per column, Li/Lx (nnz,) rows and values of L, D (n,)."""
+
+    Lnz: np.ndarray
+    Li: np.ndarray
+    Lx: np.ndarray
+    D: np.ndarray
+
+
+class LDLScratch(NamedTuple):
+    """Work arrays of the numeric factorization: Y (n,) floats, Pattern and Flag (n,) ints."""
+
+    Y: np.ndarray
+    Pattern: np.ndarray
+    Flag: np.ndarray
+
+
 @kernel
-def ldl_symbolic(n, Ap, Ai, P, Pinv, Parent, Lnz, Flag, Lp):
-    """Elimination tree (Parent) and column counts of L; fills Lp (n + 1)."""
+def ldl_symbolic(pat, Lnz, Flag):
+    """Elimination tree (pat.Parent) and column counts of L; fills pat.Lp (n + 1)."""
+    n, Ap, Ai, P, Pinv, Parent, Lp = pat.n, pat.Ap, pat.Ai, pat.P, pat.Pinv, pat.Parent, pat.Lp
     for k in range(n):
         Parent[k] = -1
         Flag[k] = k
@@ -40,8 +73,11 @@ def ldl_symbolic(n, Ap, Ai, P, Pinv, Parent, Lnz, Flag, Lp):
 
 
 @kernel
-def ldl_numeric(n, Ap, Ai, Ax, P, Pinv, Lp, Parent, Lnz, Li, Lx, D, Y, Pattern, Flag):
-    """Numeric LDLᵀ of P A Pᵀ into (Li, Lx, D); returns n on success, else the failing column."""
+def ldl_numeric(pat, Ax, fac, scratch):
+    """Numeric LDLᵀ of P A Pᵀ (values Ax on ``pat``) into ``fac``; returns n on success, else the failing column."""
+    n, Ap, Ai, P, Pinv, Parent, Lp = pat.n, pat.Ap, pat.Ai, pat.P, pat.Pinv, pat.Parent, pat.Lp
+    Lnz, Li, Lx, D = fac.Lnz, fac.Li, fac.Lx, fac.D
+    Y, Pattern, Flag = scratch.Y, scratch.Pattern, scratch.Flag
     for k in range(n):
         Y[k] = 0.0
         top = n
@@ -83,8 +119,9 @@ def ldl_numeric(n, Ap, Ai, Ax, P, Pinv, Lp, Parent, Lnz, Li, Lx, D, Y, Pattern, 
 
 
 @kernel
-def ldl_solve(n, Lp, Li, Lx, D, P, b, work, x):
+def ldl_solve(pat, fac, b, work, x):
     """x = A⁻¹ b with the factor of P A Pᵀ (work: n scratch)."""
+    n, Lp, P, Li, Lx, D = pat.n, pat.Lp, pat.P, fac.Li, fac.Lx, fac.D
     for k in range(n):
         work[k] = b[P[k]]
     for j in range(n):  # L y = b
@@ -116,13 +153,14 @@ class SparseLDL:
         self.Lnz = np.empty(n, dtype=np.int64)
         self.Flag = np.empty(n, dtype=np.int64)
         self.Lp = np.empty(n + 1, dtype=np.int64)
-        ldl_symbolic(n, self.Ap, self.Ai, self.P, self.Pinv, self.Parent, self.Lnz, self.Flag, self.Lp)
+        self.pattern = LDLPattern(int(n), self.Ap, self.Ai, self.P, self.Pinv, self.Parent, self.Lp)
+        ldl_symbolic(self.pattern, self.Lnz, self.Flag)
         nnz = int(self.Lp[n])
         self.Li = np.empty(nnz, dtype=np.int64)
         self.Lx = np.empty(nnz)
         self.D = np.empty(n)
-        self.Y = np.empty(n)
-        self.Pattern = np.empty(n, dtype=np.int64)
+        self.values = LDLValues(self.Lnz, self.Li, self.Lx, self.D)
+        self.scratch = LDLScratch(np.empty(n), np.empty(n, dtype=np.int64), self.Flag)
         self.work = np.empty(n)
 
     @property
@@ -130,12 +168,11 @@ class SparseLDL:
         return int(self.Lp[self.n])
 
     def factor(self, values) -> None:
-        ok = ldl_numeric(self.n, self.Ap, self.Ai, np.ascontiguousarray(values, dtype=float), self.P, self.Pinv,
-                         self.Lp, self.Parent, self.Lnz, self.Li, self.Lx, self.D, self.Y, self.Pattern, self.Flag)
+        ok = ldl_numeric(self.pattern, np.ascontiguousarray(values, dtype=float), self.values, self.scratch)
         if ok != self.n:
             raise np.linalg.LinAlgError(f"sparse LDLᵀ: zero pivot at column {ok}")
 
     def solve(self, b) -> np.ndarray:
         x = np.empty(self.n)
-        ldl_solve(self.n, self.Lp, self.Li, self.Lx, self.D, self.P, np.ascontiguousarray(b, dtype=float), self.work, x)
+        ldl_solve(self.pattern, self.values, np.ascontiguousarray(b, dtype=float), self.work, x)
         return x

@@ -12,7 +12,7 @@ to a point r_b of body b:
   with n_a = R_a u⊥, d = (x_b + R_b r_b) − (x_a + R_a r_a) (2 rows).
 
 Rows are written as J v̇ = rhs with rhs = −c − 2α Ċ − β² C (Baumgarte), the same
-convention as the 3D ``maximal_rows``.
+convention as the 3D ``engine.maximal.rows``.
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def _arm(q, v, body, r, out):
 @kernel
 def planar_constraint_rows(c, q, v, alpha, beta, JA, JB, rhs, err, verr):
     """Rows of all planar constraints at positions q (3n) and velocities v (3n); same outputs as
-    ``maximal_rows.joint_constraint_rows`` with 3 columns per body ([ẋ, ẏ, ω])."""
+    ``rows.joint_constraint_rows`` with 3 columns per body ([ẋ, ẏ, ω])."""
     pa = np.empty(6)
     pb = np.empty(6)
     for k in range(c.kind.shape[0]):

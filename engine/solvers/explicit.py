@@ -1,0 +1,47 @@
+"""The explicit step: ABA + symplectic Euler, with the same forces and contact stages as RedMax.
+
+    q̈ = ABA(q, q̇, τ = f_r − D_r q̇, f_m − D_m φ),   q̇⁺ = contact(q, q̇ + h q̈),   q⁺ = q ⊕ h q̇⁺
+
+Stiff springs need a small h here (the implicit ``"pcg"`` step takes them at large h).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..algorithms.aba import aba_kernel
+from ..contact.handler import contact_stage
+from ..forces.evaluator import ForceEvaluator
+from ..integrators import integrate
+from ..model import State
+from ..stepper import StepStats
+
+
+class ExplicitStepper:
+    """``Simulator(scene, "explicit", dt)`` (``engine.stepper`` contract); no loop closures."""
+
+    divergence_hint = "try a smaller dt or the implicit 'pcg' solver"
+
+    def __init__(self, scene, dt: float, *, geometric_stiffness: bool = False, contact: dict | None = None):
+        if scene.loop_closures:
+            raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
+        self.scene, self.model, self.dt = scene, scene.model, float(dt)
+        self.ws = self.model.make_workspace()  # this stepper's own kinematics workspace
+        self.forces = ForceEvaluator(scene, geometric_stiffness)
+        self.stats = StepStats()
+        self.contact = contact_stage(scene, self.dt, contact)
+
+    def step(self, state, control):
+        model, ws, fe, h = self.model, self.ws, self.forces, self.dt
+        q, qd = state.q, state.qd
+        fe.evaluate(q, qd, control, ws)
+        tau = fe.joint_forces(q, control.joint_rest) - fe.joint_damping * qd
+        qdd = np.empty(model.nv)
+        aba_kernel(model.tree, q, qd, tau, fe.body_wrenches(ws), ws, qdd)
+        qd_new = qd + h * qdd
+        if self.contact is not None:
+            qd_new = self.contact.apply(q, qd_new)
+        return State(integrate(model, q, qd_new, h), qd_new, state.t + h)
+
+    def energy(self, state, control) -> float:
+        """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
+        return self.forces.energy(state, control, self.ws)

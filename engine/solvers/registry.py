@@ -1,0 +1,33 @@
+"""The solver names of ``engine.Simulator(scene, solver=...)`` and the steppers behind them.
+
+Each entry maps a name to a callable ``(scene, dt, *, contact=None, **options) -> stepper`` that
+keeps the contract of ``engine.stepper``. Adding a solver is one module with its stepper class
+and one entry here (docs/architecture.md, "Adding a solver").
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+from ..stepper import Stepper
+from .baraff import SceneStepper as BaraffSceneStepper
+from .explicit import ExplicitStepper
+from .hard_constraints import HardConstraintStepper
+from .redmax import RedMaxStepper
+
+STEPPERS: dict[str, Callable[..., Stepper]] = {
+    "explicit": ExplicitStepper,                                # ABA + symplectic Euler
+    "pcg": partial(RedMaxStepper, linear_solver="pcg"),         # RedMax step, projected block Jacobi PCG
+    "direct": partial(RedMaxStepper, linear_solver="direct"),   # RedMax step, sparse LDLᵀ
+    "dense": partial(RedMaxStepper, linear_solver="dense"),     # RedMax step, dense Cholesky
+    "baraff": BaraffSceneStepper,                               # maximal coordinates, Lagrange multipliers
+    "hard-constraints": HardConstraintStepper,                  # maximal coordinates, impulses (seed 003)
+}
+SOLVERS = tuple(STEPPERS)
+
+
+def make_stepper(solver: str, scene, dt: float, **options) -> Stepper:
+    """The stepper of solver ``solver`` for ``scene`` at step ``dt`` (s); ValueError for an unknown name."""
+    if solver not in STEPPERS:
+        raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
+    return STEPPERS[solver](scene, dt, **options)
