@@ -12,6 +12,7 @@ from .errors import SimulationError
 from .integrators import integrate
 from .model import State
 from .scene import Scene
+from .solvers.joint_limits import attach_joint_limits
 from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
 
 SOLVERS = ("explicit",) + LINEAR_SOLVERS + ("baraff", "hard-constraints")
@@ -70,6 +71,8 @@ class Simulator:
         self.stats = SimulationStats()
         contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
                    **options.pop("contact_options", {})}
+        enforce_limits = options.pop("enforce_limits", True)
+        limit_options = options.pop("limit_options", {})
         self.contact = None
         if solver == "baraff":
             from .solvers.baraff import SceneStepper
@@ -90,6 +93,7 @@ class Simulator:
 
             self.contact = ContactHandler(scene, self.dt, **contact)
             self._stepper.velocity_filter = self.contact.apply
+        self.limits = attach_joint_limits(self, enforce_limits, limit_options)
 
     def step(self, n: int = 1) -> State:
         """Advance n steps; raises SimulationError (naming the step and quantity) on divergence."""

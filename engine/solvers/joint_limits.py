@@ -1,0 +1,243 @@
+"""Joint limits as unilateral velocity constraints, applied after a step's velocity solve.
+
+Every finite bound in ``model.joint_lower`` / ``joint_upper`` is one coordinate x of a joint:
+
+* revolute, prismatic, universal: x = q of that dof (rad or m); its rate is the dof's velocity,
+  so the row is the unit row e_d;
+* spherical: x = the k-th component of the rotation vector φ = log(quaternion) (rad, the
+  convention of ``engine.scenes.characters`` and of Blender's Limit Rotation for single-axis
+  turns); its rate is φ̇ = J_r⁻¹(φ) ω, so the row is the k-th row of J_r⁻¹(φ) on the joint's
+  three dofs (ω in child coordinates);
+* free joints take no limits (``ModelError``).
+
+With l(v) = s·(row · v) (s = +1 at a lower bound, −1 at an upper one) and g ≥ 0 inside the
+range, the stage finds impulses λ ≥ 0 with
+
+    v⁺ = v* + W' Lᵀ S λ,     l(v⁺) ≥ target,     λ ⊥ (l(v⁺) − target),
+
+by projected Gauss–Seidel on the limit-space inertia L W' Lᵀ. W = M̃⁻¹ is the step's own metric
+(the tree part of M̃ = M + h D + h² K, as the contact stage uses; M for the explicit solver), and
+with loop closures G, W' = W − W Gᵀ (G W Gᵀ)⁺ G W: the limit impulses then leave G v unchanged,
+so the closures keep the velocities their own solve gave them. The target of a bound is
+
+* inside, gap g ≥ 0: −g/h — the coordinate may reach the bound during the step but not pass it
+  (speculative: no overshoot at any speed, hence no tunnelling);
+* violated, g < 0: β (−g − slop)/h — Baumgarte push-back of what exceeds ``slop`` at rate β;
+* ``restitution`` e (default 0, a perfectly inelastic stop): an impact (at the bound, within
+  ``slop``, and approaching faster than ``bounce_speed``) leaves at no less than e times its
+  approach speed. A fast approach is first brought exactly onto the bound by the speculative
+  target; the impact is the next step's.
+
+Only bounds within ``margin`` of being reached this step enter the solve; a bound the impulses
+of the others would push past is added and the solve repeated.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+from ..algorithms.kinematics import joint_pass, world_pass
+from ..algorithms.minv import minv
+from ..errors import ModelError
+from ..joints import FREE, SPHERICAL
+from .constraints import closure_arrays, constraint_jacobian, constraint_rows
+
+
+@kernel
+def unilateral_pgs(A, u, target, lam, max_iter, tol):
+    """In place: λ ≥ 0 (m,) with u = u_free + A λ ≥ target, complementary (A symmetric PSD);
+    u (m,) holds u_free + A λ on entry and the final rates on exit. Returns the sweeps."""
+    m = target.shape[0]
+    sweeps = 0
+    for it in range(max_iter):
+        sweeps = it + 1
+        change = 0.0
+        scale = 1e-300
+        for i in range(m):
+            if A[i, i] <= 0.0:
+                continue
+            new = max(0.0, lam[i] - (u[i] - target[i]) / A[i, i])
+            d = new - lam[i]
+            if d != 0.0:
+                lam[i] = new
+                for j in range(m):
+                    u[j] += A[i, j] * d
+            change = max(change, abs(d))
+            scale = max(scale, abs(new))
+        if change <= tol * scale:
+            break
+    return sweeps
+
+
+def _rotation_vector_rows(quat):
+    """(φ (3,), J_r⁻¹(φ) (3, 3)) for a unit quaternion (w, x, y, z): φ̇ = J_r⁻¹ ω, ω in child coordinates."""
+    w, xyz = quat[0], np.asarray(quat[1:], float)
+    if w < 0:  # q and −q: take the rotation angle in [0, π]
+        w, xyz = -w, -xyz
+    s = np.linalg.norm(xyz)
+    theta = 2.0 * np.arctan2(s, w)
+    phi = xyz * (theta / s) if s > 1e-12 else 2.0 * xyz
+    P = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
+    if theta < 1e-6:
+        c = 1.0 / 12.0
+    else:
+        c = 1.0 / theta**2 - (1.0 + np.cos(theta)) / (2.0 * theta * np.sin(theta))
+    return phi, np.eye(3) + 0.5 * P + c * (P @ P)
+
+
+class JointLimits:
+    """The joint-limit stage of one scene. ``apply(q, v, inertia, joint_diag) -> v⁺`` (nv,)."""
+
+    def __init__(self, scene, dt: float, *, margin: float = 0.05, baumgarte: float = 0.2, slop: float = 1e-4,
+                 restitution: float = 0.0, bounce_speed: float = 0.1, max_iter: int = 500, tol: float = 1e-12):
+        model = self.model = scene.model
+        self.dt = float(dt)
+        self.margin, self.baumgarte, self.slop = float(margin), float(baumgarte), float(slop)
+        self.restitution, self.bounce_speed = float(restitution), float(bounce_speed)
+        self.max_iter, self.tol = int(max_iter), float(tol)
+        if not 0.0 <= self.restitution <= 1.0:
+            raise ValueError(f"joint limits: restitution must be in [0, 1], got {restitution}")
+        rows = []  # (joint, dof index d, component k, lower, upper)
+        for j in range(model.n_bodies):
+            vs, nv = int(model.v_start[j]), int(model.joint_nv[j])
+            for k in range(nv):
+                lo, hi = float(model.joint_lower[vs + k]), float(model.joint_upper[vs + k])
+                if np.isfinite(lo) or np.isfinite(hi):
+                    if model.joint_type[j] == FREE:
+                        raise ModelError(f"joint '{model.joint_names[j]}': a free joint takes no limits")
+                    rows.append((j, vs + k, k, lo, hi))
+        self.joint = np.array([r[0] for r in rows], dtype=np.int64)
+        self.dof = np.array([r[1] for r in rows], dtype=np.int64)
+        self.component = np.array([r[2] for r in rows], dtype=np.int64)
+        self.lower = np.array([r[3] for r in rows], float)
+        self.upper = np.array([r[4] for r in rows], float)
+        self._spherical = [j for j in dict.fromkeys(self.joint.tolist()) if model.joint_type[j] == SPHERICAL]
+        self._closures = closure_arrays(scene.loop_closures) if scene.loop_closures else None
+        self.last_impulses = np.zeros(0)  # λ of the last step's active bounds (N·s or N·m·s)
+        self.last_active = np.zeros(0, dtype=np.int64)  # their rows; negative = upper bound of row −1 − i
+        self.last_sweeps = 0
+        self._arrival = None  # each bound's rate at the end of the previous step
+
+    @staticmethod
+    def needed(model) -> bool:
+        """True when the model has any finite joint bound."""
+        return bool(np.isfinite(model.joint_lower).any() or np.isfinite(model.joint_upper).any())
+
+    def coordinates(self, q):
+        """(x (m,), rows (m, nv)): each bound's coordinate at q and its rate row (ẋ = row · v)."""
+        model = self.model
+        x = np.empty(len(self.dof))
+        R = np.zeros((len(self.dof), model.nv))
+        R[np.arange(len(self.dof)), self.dof] = 1.0
+        plain = np.isin(self.joint, self._spherical, invert=True)
+        x[plain] = q[model.q_start[self.joint[plain]] + self.component[plain]]
+        for j in self._spherical:
+            qs, vs = int(model.q_start[j]), int(model.v_start[j])
+            phi, Jinv = _rotation_vector_rows(q[qs:qs + 4])
+            for i in np.flatnonzero(self.joint == j):
+                k = self.component[i]
+                x[i] = phi[k]
+                R[i, self.dof[i]] = 0.0
+                R[i, vs:vs + 3] = Jinv[k]
+        return x, R
+
+    def violation(self, q) -> float:
+        """Largest amount by which q exceeds any bound (rad or m; 0 inside)."""
+        if len(self.dof) == 0:
+            return 0.0
+        x, _ = self.coordinates(q)
+        return float(max(np.max(self.lower - x, initial=0.0), np.max(x - self.upper, initial=0.0)))
+
+    def _targets(self, gap, rate, arrival):
+        """arrival: the rates the previous step ended with (what brought the joint to the bound); the
+        bounce takes e times the slower of that and this step's free rate, never the gravity (or other
+        force) impulse of the step the joint already rests in, which would pump energy in."""
+        h = self.dt
+        target = np.where(gap >= 0.0, -gap / h, self.baumgarte * np.maximum(-gap - self.slop, 0.0) / h)
+        approach = np.maximum(rate, arrival)
+        impact = (approach < -self.bounce_speed) & (gap <= self.slop)  # at the bound (speculation brought it there)
+        return np.where(impact, np.maximum(target, -self.restitution * approach), target)
+
+    def _response(self, q, inertia, joint_diag):
+        """W' (nv, nv): M̃⁻¹ restricted to velocities that keep the closures' G v."""
+        model = self.model
+        W = minv(model, q, inertia=inertia, joint_diag=joint_diag)
+        if self._closures is None:
+            return W
+        ws = model.data
+        joint_pass(model.tree, q, ws)
+        world_pass(model.tree, ws)
+        bodies, rows, _ = constraint_rows(self._closures, ws)
+        G = np.empty((len(rows), model.nv))
+        constraint_jacobian(model.tree, ws, bodies, rows, np.empty((model.n_bodies, 6)), G)
+        WG = W @ G.T
+        return W - WG @ np.linalg.pinv(G @ WG, rcond=1e-12, hermitian=True) @ WG.T
+
+    def apply(self, q, v, inertia=None, joint_diag=None):
+        """v⁺ (nv,) from the step's end velocity v* (nv,) at configuration q (nq,)."""
+        if len(self.dof) == 0:
+            return v
+        x, R = self.coordinates(q)
+        # both sides of every bound as one-sided rows s·(R v) ≥ target, s = ±1
+        rows = np.vstack([R, -R])
+        gap = np.concatenate([x - self.lower, self.upper - x])
+        finite = np.isfinite(gap)
+        rate = rows @ v
+        near = finite & (gap + self.dt * np.minimum(rate, 0.0) < self.margin)
+        self.last_active, self.last_impulses, self.last_sweeps = np.zeros(0, np.int64), np.zeros(0), 0
+        arrival = self._arrival if self._arrival is not None and self._arrival.shape == rate.shape else rate
+        if not near.any():
+            self._arrival = rate
+            return v
+        W = self._response(q, inertia, joint_diag)
+        v_new = v
+        for _ in range(len(gap)):  # grows the active set; at most every bound once
+            act = np.flatnonzero(near)
+            L = rows[act]
+            WLt = W @ L.T
+            A = L @ WLt
+            A = 0.5 * (A + A.T)
+            target = self._targets(gap[act], rate[act], arrival[act])
+            lam = np.zeros(len(act))
+            u = rate[act].copy()
+            self.last_sweeps = unilateral_pgs(A, u, target, lam, self.max_iter, self.tol)
+            v_new = v + WLt @ lam
+            passed = finite & ~near & (gap + self.dt * (rows @ v_new) < 0.0)
+            if not passed.any():
+                break
+            near |= passed
+        self._arrival = rows @ v_new
+        n = len(self.dof)
+        self.last_active = np.where(act < n, act, -1 - (act - n))
+        self.last_impulses = lam
+        return v_new
+
+
+def attach_joint_limits(sim, enforce, options):
+    """The Simulator's hook: a ``JointLimits`` chained after the stepper's velocity filter (contact)
+    when the scene has bounds and ``enforce`` (``enforce_limits``) is not False; None otherwise.
+    Solvers without the stage (``baraff``, ``hard-constraints``) refuse limited scenes."""
+    if enforce not in (True, False):
+        raise ValueError(f"enforce_limits must be True or False, got {enforce!r}")
+    if not enforce or not JointLimits.needed(sim.model):
+        return None
+    if sim.solver in ("baraff", "hard-constraints"):
+        named = [n for j, n in enumerate(sim.model.joint_names) if _has_bounds(sim.model, j)]
+        raise ValueError(f"the '{sim.solver}' solver does not enforce joint limits, and scene '{sim.scene.name}' "
+                         f"has them (joints {', '.join(repr(n) for n in named[:5])}{' …' if len(named) > 5 else ''}); "
+                         "use 'pcg', 'direct', 'dense' or 'explicit', or pass enforce_limits=False to ignore them")
+    limits = JointLimits(sim.scene, sim.dt, **options)
+    inner = sim._stepper.velocity_filter
+
+    def velocity_filter(q, v, inertia=None, joint_diag=None):
+        if inner is not None:
+            v = inner(q, v, inertia, joint_diag)
+        return limits.apply(q, v, inertia, joint_diag)
+
+    sim._stepper.velocity_filter = velocity_filter
+    return limits
+
+
+def _has_bounds(model, j):
+    s = slice(model.v_start[j], model.v_start[j] + model.joint_nv[j])
+    return bool(np.isfinite(model.joint_lower[s]).any() or np.isfinite(model.joint_upper[s]).any())
