@@ -12,6 +12,7 @@ from .errors import SimulationError
 from .integrators import integrate
 from .model import State
 from .scene import Scene
+from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_options, check_step_count
 from .solvers.joint_limits import attach_joint_limits
 from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
 
@@ -24,13 +25,17 @@ class SimulationStats:
     """Per-run statistics. ``iterations``: PCG iterations of each step — the most any of
     the step's linear solves needed (one solve without loop closures, 1 + rows with them;
     0 for the direct solvers); ``total_iterations``: summed over those solves;
-    ``constraint_error``: largest loop-closure violation after the last step (m)."""
+    ``constraint_error``: largest loop-closure violation after the last step (m); ``converged``:
+    per step, False when a PCG solve stopped at ``max_iter`` (always True for the other solvers);
+    ``unconverged_steps``: how many such steps."""
 
     steps: int = 0
     iterations: list = field(default_factory=list)
     total_iterations: list = field(default_factory=list)
     constraint_error: float = 0.0
     wall_seconds: float = 0.0
+    converged: list = field(default_factory=list)  # per step: False when a PCG solve hit max_iter
+    unconverged_steps: int = 0
 
     @property
     def mean_iterations(self) -> float:
@@ -42,8 +47,14 @@ class Simulator:
 
     solver: ``"explicit"`` (ABA + symplectic Euler), ``"pcg"``, ``"direct"``,
     ``"dense"`` (RedMax linearly implicit step, Eq. 2.13). Options for the
-    RedMax solvers: ``tol`` (PCG relative residual, default 1e-8), ``max_iter``,
-    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``).
+    RedMax solvers: ``tol`` (PCG relative residual in (0, 1), default 1e-8), ``max_iter`` (≥ 1,
+    default 500), ``on_unconverged`` (``"warn"`` once, default; ``"raise"`` a ConvergenceError;
+    ``"ignore"``) for a PCG solve that stops at ``max_iter`` (counted in ``stats.unconverged_steps``),
+    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``). Joint limits
+    (``model.joint_lower``/``upper``) are enforced by every solver but ``baraff`` and
+    ``hard-constraints`` (which refuse a limited scene) unless ``enforce_limits=False``;
+    ``limit_options``: dict for ``engine.solvers.joint_limits.JointLimits`` (``restitution``,
+    default 0; ``baumgarte``, ``slop``, ``margin``).
     ``"baraff"``: maximal coordinates with Lagrange multipliers (seed 002; gravity, joints and loop
     closures only), options ``method`` (``"sparse"``, ``"dense"``, ``"naive"``), ``integrator``,
     ``alpha``/``beta`` (Baumgarte), ``post_stabilize`` — see ``engine.solvers.baraff``.
@@ -61,14 +72,16 @@ class Simulator:
             raise ValueError(f"solver {solver!r} is not available yet ({PLANNED[solver]}); use one of {', '.join(SOLVERS)}")
         if solver not in SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
-        if not (dt > 0 and np.isfinite(dt)):
-            raise ValueError(f"dt must be a positive number of seconds, got {dt}")
+        dt = check_options(dt, options)
+        on_unconverged = options.pop("on_unconverged", "warn")
         self.scene = scene
         self.model = scene.model
         self.solver = solver
         self.dt = float(dt)
         self.state = State(scene.q0.copy(), scene.qd0.copy(), 0.0)
         self.stats = SimulationStats()
+        self._monitor = ConvergenceMonitor(solver, on_unconverged, options.get("max_iter", DEFAULT_MAX_ITER),
+                                           options.get("tol", 1e-8))
         contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
                    **options.pop("contact_options", {})}
         enforce_limits = options.pop("enforce_limits", True)
@@ -98,7 +111,7 @@ class Simulator:
     def step(self, n: int = 1) -> State:
         """Advance n steps; raises SimulationError (naming the step and quantity) on divergence."""
         t0 = time.perf_counter()
-        for _ in range(int(n)):
+        for _ in range(check_step_count(n)):
             s = self.state
             for controller in self.scene.controllers:
                 controller(self.scene, s.t)
@@ -108,6 +121,7 @@ class Simulator:
             else:
                 q, qd = self._stepper.step(s.q, s.qd, s.t)
                 its, total = self._stepper.last_iterations, self._stepper.last_total_iterations
+            self._monitor.record(self.stats, its, self.stats.steps + 1, s.t + self.dt)  # may raise: state kept
             self._check(q, qd)
             self.state = State(q, qd, s.t + self.dt)
             self.stats.steps += 1
@@ -133,6 +147,9 @@ class Simulator:
     def _check(self, q, qd):
         step = self.stats.steps + 1
         hint = "try a smaller dt or the implicit 'pcg' solver" if self.solver == "explicit" else "try a smaller dt"
+        if self.stats.unconverged_steps:  # an unconverged solve is the likelier cause than dt
+            hint = (f"PCG hit max_iter on {self.stats.unconverged_steps} step(s) before this; raise max_iter "
+                    "or use the 'direct' solver")
         for name, x in (("q", q), ("qd", qd)):
             if not np.all(np.isfinite(x)):
                 raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "

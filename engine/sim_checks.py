@@ -1,0 +1,84 @@
+"""The Simulator's checks at the door and its PCG convergence report.
+
+``check_options`` validates ``dt`` and the numeric solver options before any stepper is built;
+``check_step_count`` the ``n`` of ``step(n)``; ``ConvergenceMonitor`` turns each step's PCG
+iteration count into ``stats.converged`` / ``stats.unconverged_steps`` and warns (once) or raises.
+Errors are ``SimulatorOptionError`` (a ``SimulationError`` and a ``ValueError``) naming the option.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from .errors import ConvergenceError, ConvergenceWarning, SimulatorOptionError
+
+ON_UNCONVERGED = ("warn", "raise", "ignore")
+DEFAULT_MAX_ITER = 500  # RedMaxStepper's default
+
+
+def _real(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise SimulatorOptionError(f"Simulator option '{name}' must be a number, got {value!r} "
+                                   f"({type(value).__name__})")
+    value = float(value)
+    if not np.isfinite(value):
+        raise SimulatorOptionError(f"Simulator option '{name}' must be finite, got {value}")
+    return value
+
+
+def check_options(dt, options: dict) -> float:
+    """dt (s) as a float; raises SimulatorOptionError for a bad dt, ``tol``, ``max_iter``, ``on_unconverged``."""
+    dt = _real(dt, "dt")
+    if dt <= 0:
+        raise SimulatorOptionError(f"Simulator option 'dt' must be a positive number of seconds, got {dt}")
+    if "tol" in options:
+        tol = _real(options["tol"], "tol")
+        if not 0.0 < tol < 1.0:
+            raise SimulatorOptionError(f"Simulator option 'tol' (PCG relative residual) must be in (0, 1), got {tol}")
+    if "max_iter" in options:
+        m = options["max_iter"]
+        if isinstance(m, (bool, np.bool_)) or not isinstance(m, numbers.Integral) or m < 1:
+            raise SimulatorOptionError(f"Simulator option 'max_iter' must be a positive integer, got {m!r}")
+    mode = options.get("on_unconverged", "warn")
+    if mode not in ON_UNCONVERGED:
+        raise SimulatorOptionError(f"Simulator option 'on_unconverged' must be one of "
+                                   f"{', '.join(repr(m) for m in ON_UNCONVERGED)}, got {mode!r}")
+    return dt
+
+
+def check_step_count(n) -> int:
+    """n of ``step(n)``: a non-negative integer (an integral float such as 3.0 is not accepted either)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+        raise SimulatorOptionError(f"step(n): n must be a whole number of steps, got {n!r} ({type(n).__name__})")
+    if n < 0:
+        raise SimulatorOptionError(f"step(n): n must be ≥ 0, got {n}")
+    return int(n)
+
+
+class ConvergenceMonitor:
+    """Counts the steps whose PCG solve hit ``max_iter`` (a solve that met the tolerance exactly on
+    its last allowed iteration counts too: the cap is what is reported). ``mode``: ``"warn"``
+    (a ConvergenceWarning the first time), ``"raise"`` (ConvergenceError) or ``"ignore"``."""
+
+    def __init__(self, solver: str, mode: str, max_iter: int, tol: float):
+        self.active = solver == "pcg"
+        self.mode, self.max_iter, self.tol = mode, int(max_iter), float(tol)
+        self.warned = False
+
+    def record(self, stats, iterations: int, step: int, t: float):
+        converged = not (self.active and iterations >= self.max_iter)
+        stats.converged.append(converged)
+        if converged:
+            return
+        stats.unconverged_steps += 1
+        message = (f"PCG did not reach tol={self.tol:g} within max_iter={self.max_iter} iterations at step {step} "
+                   f"(t = {t:.4f} s); the step used the last iterate. Raise max_iter (or tol), or use the "
+                   "'direct' solver")
+        if self.mode == "raise":
+            raise ConvergenceError(message)
+        if self.mode == "warn" and not self.warned:
+            self.warned = True
+            warnings.warn(message + " (warned once; sim.stats.unconverged_steps counts them)", ConvergenceWarning,
+                          stacklevel=3)
