@@ -206,6 +206,8 @@ class ModelBuilder:
             jtype = J.joint_type_id(joint)
         except ValueError as e:
             raise ModelError(f"{where}: {e}") from None
+        if joint_name is not None and (not isinstance(joint_name, str) or not joint_name):
+            raise ModelError(f"{where}: joint_name must be a non-empty string, got {joint_name!r}")
         jname = joint_name or f"{name}_joint"
         jwhere = f"joint '{jname}'"
         ax = _float_array(axis, f"{jwhere}: axis").reshape(-1)

@@ -82,3 +82,32 @@ class ConvergenceMonitor:
             self.warned = True
             warnings.warn(message + " (warned once; sim.stats.unconverged_steps counts them)", ConvergenceWarning,
                           stacklevel=3)
+
+
+CLOSURE_TOL = 1e-3  # m (translational rows) and rad (rotational rows) allowed at the initial pose
+
+
+def check_closures_feasible(scene, tol: float = CLOSURE_TOL) -> None:
+    """Refuse a scene whose loop closures are violated at q0 by more than ``tol`` (m or rad): the
+    solvers would pull the bodies together violently in the first steps. ModelError names the
+    closure and its residual."""
+    if not scene.loop_closures:
+        return
+    from .algorithms.kinematics import joint_pass, world_pass
+    from .errors import ModelError
+    from .solvers.constraints import closure_arrays, constraint_rows
+
+    model, ws = scene.model, scene.model.data
+    arrays = closure_arrays(scene.loop_closures)
+    joint_pass(model.tree, np.ascontiguousarray(scene.q0, dtype=float), ws)
+    world_pass(model.tree, ws)
+    _, _, C = constraint_rows(arrays, ws)
+    k = 0
+    for lc, n_rot in zip(scene.loop_closures, arrays.n_rot):
+        gap = float(np.linalg.norm(C[k:k + 3]))
+        turn = float(np.abs(C[k + 3:k + 3 + n_rot]).max(initial=0.0))
+        k += 3 + int(n_rot)
+        if gap > tol or turn > tol:
+            raise ModelError(f"loop closure '{lc.name}' of scene '{scene.name}' is not satisfied at the initial pose: "
+                             f"its points are {gap:.4g} m apart" + (f" and its axes {turn:.4g} rad off" if n_rot else "")
+                             + f" (tolerance {tol:g}); move q0 onto the constraint or fix the attachment points")

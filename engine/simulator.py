@@ -12,7 +12,7 @@ from .errors import SimulationError
 from .integrators import integrate
 from .model import State
 from .scene import Scene
-from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_options, check_step_count
+from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_options, check_step_count
 from .solvers.joint_limits import attach_joint_limits
 from .solvers.redmax import LINEAR_SOLVERS, RedMaxStepper
 
@@ -73,6 +73,7 @@ class Simulator:
         if solver not in SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
         dt = check_options(dt, options)
+        check_closures_feasible(scene)
         on_unconverged = options.pop("on_unconverged", "warn")
         self.scene = scene
         self.model = scene.model
