@@ -216,6 +216,8 @@ def _scene_from_dict(rd: _Reader, data, source: str) -> Scene:
                 mass=rd.number(spec, "mass", what), com=rd.numbers(spec, "com", what, 3, [0.0, 0.0, 0.0]),
                 inertia=rd.numbers(spec, "inertia", what, None, None), joint_name=spec.get("joint_name"),
                 limits=limits, shape=spec.get("shape"))
+        except SceneFileError:
+            raise
         except ModelError as e:
             raise SceneFileError(f"scene file '{source}': {e}") from None
         except (TypeError, ValueError) as e:

@@ -90,7 +90,7 @@ def test_solvers_without_limits_refuse_limited_scenes(solver):
 
 def test_bad_limit_options_are_refused():
     scene = engine.Scene(hinge_model())
-    with pytest.raises(ValueError, match="enforce_limits must be True or False"):
+    with pytest.raises(ValueError, match="'enforce_limits' must be True or False"):
         engine.Simulator(scene, "pcg", enforce_limits="yes")
     with pytest.raises(ValueError, match="restitution must be in"):
         engine.Simulator(scene, "pcg", limit_options={"restitution": 2.0})

@@ -38,7 +38,7 @@ import numpy as np
 from .._jit import kernel
 from ..algorithms.kinematics import joint_pass, world_pass
 from ..algorithms.minv import minv
-from ..errors import ModelError
+from ..errors import ModelError, SimulatorOptionError
 from ..joints import FREE, SPHERICAL
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
 
@@ -96,7 +96,7 @@ class JointLimits:
         self.restitution, self.bounce_speed = float(restitution), float(bounce_speed)
         self.max_iter, self.tol = int(max_iter), float(tol)
         if not 0.0 <= self.restitution <= 1.0:
-            raise ValueError(f"joint limits: restitution must be in [0, 1], got {restitution}")
+            raise SimulatorOptionError(f"limit_options: restitution must be in [0, 1], got {restitution}")
         rows = []  # (joint, dof index d, component k, lower, upper)
         for j in range(model.n_bodies):
             vs, nv = int(model.v_start[j]), int(model.joint_nv[j])
@@ -217,13 +217,13 @@ def attach_joint_limits(sim, enforce, options):
     """The Simulator's hook: a ``JointLimits`` chained after the stepper's velocity filter (contact)
     when the scene has bounds and ``enforce`` (``enforce_limits``) is not False; None otherwise.
     Solvers without the stage (``baraff``, ``hard-constraints``) refuse limited scenes."""
-    if enforce not in (True, False):
-        raise ValueError(f"enforce_limits must be True or False, got {enforce!r}")
+    if not isinstance(enforce, (bool, np.bool_)):
+        raise SimulatorOptionError(f"Simulator option 'enforce_limits' must be True or False, got {enforce!r}")
     if not enforce or not JointLimits.needed(sim.model):
         return None
     if sim.solver in ("baraff", "hard-constraints"):
         named = [n for j, n in enumerate(sim.model.joint_names) if _has_bounds(sim.model, j)]
-        raise ValueError(f"the '{sim.solver}' solver does not enforce joint limits, and scene '{sim.scene.name}' "
+        raise SimulatorOptionError(f"the '{sim.solver}' solver does not enforce joint limits, and scene '{sim.scene.name}' "
                          f"has them (joints {', '.join(repr(n) for n in named[:5])}{' …' if len(named) > 5 else ''}); "
                          "use 'pcg', 'direct', 'dense' or 'explicit', or pass enforce_limits=False to ignore them")
     limits = JointLimits(sim.scene, sim.dt, **options)
