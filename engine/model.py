@@ -118,10 +118,16 @@ def _rotation_matrix(rot, what: str) -> np.ndarray:
     return R
 
 
-def _vector3(x, what: str) -> np.ndarray:
+MAX_LENGTH = 1e6   # m: positions beyond this (1000 km) are a unit mistake, and overflow the inertia algebra
+MAX_MASS = 1e15    # kg
+
+
+def _vector3(x, what: str, bound: float = MAX_LENGTH) -> np.ndarray:
     v = _float_array(x, what).reshape(-1)
     if v.shape != (3,) or not np.all(np.isfinite(v)):
         raise ModelError(f"{what}: expected 3 finite numbers, got {x!r}")
+    if np.abs(v).max() > bound:
+        raise ModelError(f"{what}: {v.tolist()} is beyond {bound:g} (SI units: m)")
     return v
 
 
@@ -160,7 +166,7 @@ class ModelBuilder:
     """
 
     def __init__(self, gravity=(0.0, 0.0, -9.81)):
-        self.gravity = _vector3(gravity, "gravity")
+        self.gravity = _vector3(gravity, "gravity", bound=1e6)
         self._bodies: list[_BodySpec] = []
         self._names: dict[str, int] = {}
 
@@ -217,12 +223,13 @@ class ModelBuilder:
             n = np.linalg.norm(ax)
             if n < 1e-9:
                 raise ModelError(f"{jwhere}: axis has zero length")
-            ax = ax / n
+            ax = ax / np.abs(ax).max()  # (scaled first: a huge axis would overflow the norm)
+            ax = ax / np.linalg.norm(ax)
         origin = _vector3(joint_origin, f"{jwhere}: joint_origin")
         rot = _rotation_matrix(joint_rotation, f"{jwhere}: joint_rotation")
         mass = _number(mass, f"{where}: mass")
-        if not np.isfinite(mass) or mass < 0 or (mass == 0 and jtype != J.FIXED):
-            raise ModelError(f"{where}: mass must be > 0, got {mass}" + (" (only bodies on fixed joints may be massless)" if mass == 0 else ""))
+        if not np.isfinite(mass) or mass < 0 or mass > MAX_MASS or (mass == 0 and jtype != J.FIXED):
+            raise ModelError(f"{where}: mass must be > 0 (and ≤ {MAX_MASS:g} kg), got {mass}" + (" (only bodies on fixed joints may be massless)" if mass == 0 else ""))
         c = _vector3(com, f"{where}: com")
         if inertia is None:
             Ic = np.eye(3) * (0.4 * mass * 0.1**2)
@@ -235,6 +242,8 @@ class ModelBuilder:
             if np.abs(Ic - Ic.T).max() > 1e-9 * max(1.0, np.abs(Ic).max()):
                 raise ModelError(f"{where}: inertia tensor is not symmetric")
             Ic = 0.5 * (Ic + Ic.T)
+            if np.abs(Ic).max() > MAX_MASS * MAX_LENGTH:
+                raise ModelError(f"{where}: inertia entries beyond {MAX_MASS * MAX_LENGTH:g} kg·m² (SI units)")
             ev = np.linalg.eigvalsh(Ic)
             if mass > 0 and ev.min() <= 0:
                 raise ModelError(f"{where}: inertia tensor is not positive definite (eigenvalues {ev})")

@@ -203,10 +203,11 @@ def _scene_from_dict(rd: _Reader, data, source: str) -> Scene:
         limits = rd.get(spec, "limits", what, None)
         if limits is not None:
             try:
-                limits = tuple(np.array([np.nan if v is None else v for v in side], float) for side in limits)
+                lower, upper = limits  # null: an open side
+                limits = tuple(np.array([fill if v is None else v for v in side], float)
+                               for side, fill in ((lower, -np.inf), (upper, np.inf)))
             except (TypeError, ValueError):
                 raise rd.error(what, f"'limits' must be [[lower…], [upper…]], got {limits!r}") from None
-            limits = (np.where(np.isnan(limits[0]), -np.inf, limits[0]), np.where(np.isnan(limits[1]), np.inf, limits[1]))
         try:
             builder.add_body(
                 name, parent=-1 if spec.get("parent") in (None, "world") else spec["parent"], joint=rd.get(spec, "joint", what),
@@ -225,6 +226,9 @@ def _scene_from_dict(rd: _Reader, data, source: str) -> Scene:
     rd.where = "bodies"
     try:
         model = builder.finalize()
+    except ModelError as e:
+        raise rd.error("bodies", str(e)) from None
+    try:
         scene = Scene(model, name=str(data.get("name", Path(source).stem)),
                       q0=rd.numbers(data, "q0", "q0", model.nq, None), qd0=rd.numbers(data, "qd0", "qd0", model.nv, None))
         _add_forces(rd, data, scene)
