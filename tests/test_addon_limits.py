@@ -140,22 +140,31 @@ def _limit_rotation(pose_bone, **bounds):
     return c
 
 
-def _horizontal_bone(ctx):
-    """A 1 m bone along world +x whose only free axis is its own axis along world y (a hinge)."""
+def _rig(ctx, bones):
+    """Armature 'rig' (simulated) with bones (name, head, tail, parent or None; connected to the parent)."""
     arm = bpy.data.armatures.new("rig")
     ob = bpy.data.objects.new("rig", arm)
     ctx.scene.collection.objects.link(ob)
     ctx.view_layer.objects.active = ob
     bpy.ops.object.mode_set(mode="EDIT")
-    eb = arm.edit_bones.new("arm")
-    eb.head, eb.tail = (0, 0, 0), (1, 0, 0)
+    for name, head, tail, parent in bones:
+        eb = arm.edit_bones.new(name)
+        eb.head, eb.tail = head, tail
+        if parent:
+            eb.parent, eb.use_connect = arm.edit_bones[parent], True
     bpy.ops.object.mode_set(mode="OBJECT")
+    ob.redmax.simulate = True
+    return ob
+
+
+def _horizontal_bone(ctx):
+    """A 1 m bone along world +x whose only free axis is its own axis along world y (a hinge)."""
+    ob = _rig(ctx, [("arm", (0, 0, 0), (1, 0, 0), None)])
     pb = ob.pose.bones["arm"]
     M = np.array(ob.matrix_world @ pb.matrix)[:3, :3]
     hinge = next(i for i in (0, 2) if abs(abs(M[1, i]) - 1.0) < 1e-6)  # bone x or z along world y
     pb.lock_ik_y = True
     setattr(pb, "lock_ik_z" if hinge == 0 else "lock_ik_x", True)
-    ob.redmax.simulate = True
     return ob, pb, "xyz"[hinge]
 
 
@@ -172,22 +181,11 @@ def test_bone_limit_rotation_stops_the_bone_in_the_bake(ctx):
 
 
 def test_universal_and_ball_bones_take_per_axis_bounds(ctx):
-    arm = bpy.data.armatures.new("rig")
-    ob = bpy.data.objects.new("rig", arm)
-    ctx.scene.collection.objects.link(ob)
-    ctx.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
-    for name, head, tail, parent in (("hip", (0, 0, 0), (0, 0, -0.5), None), ("knee", (0, 0, -0.5), (0, 0, -1), "hip")):
-        eb = arm.edit_bones.new(name)
-        eb.head, eb.tail = head, tail
-        if parent:
-            eb.parent, eb.use_connect = arm.edit_bones[parent], True
-    bpy.ops.object.mode_set(mode="OBJECT")
+    ob = _rig(ctx, [("hip", (0, 0, 0), (0, 0, -0.5), None), ("knee", (0, 0, -0.5), (0, 0, -1), "hip")])
     pb = ob.pose.bones
     pb["hip"].lock_ik_y = True  # universal about the bone's x and z
     _limit_rotation(pb["hip"], x=(-0.2, 0.4), z=(-0.1, 0.1))
     _limit_rotation(pb["knee"], x=(-0.5, 0.6), y=(-0.3, 0.3), z=(-0.2, 0.25))  # ball
-    ob.redmax.simulate = True
     model = mapping.build(ctx).scene.model
     hip, knee = model.v_slice("rig:hip"), model.v_slice("rig:knee")
     np.testing.assert_allclose(model.joint_lower[hip], [-0.2, -0.1])

@@ -169,3 +169,28 @@ def test_limited_chain_resting_on_the_ground_stays_within_its_limits(solver):
         worst = max(worst, sim.limits.violation(sim.state.q))
     assert worst < 2e-3
     assert len(sim.contact.last.contacts) > 0 and np.abs(sim.state.qd).max() < 1e-6  # at rest on the ground
+
+
+def test_ball_joint_limit_rows_are_the_rotation_vector_rates():
+    """Finite differences: φ(q ⊕ εω) − φ(q) = ε · rows · ω for random poses (angles up to ~3 rad)."""
+    from engine.integrators import integrate
+    from engine.solvers.joint_limits import JointLimits
+
+    b = engine.ModelBuilder()
+    b.add_body("bob", joint="spherical", com=(0, 0, -0.5), limits=((-1, -1, -1), (1, 1, 1)))
+    model = b.finalize()
+    limits = JointLimits(engine.Scene(model), 1 / 60)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        omega = rng.normal(size=3)
+        x, (coef, idx) = limits.coordinates(q)
+        rate = (coef * omega[idx]).sum(axis=1)
+        eps = 1e-6
+        xp, _ = limits.coordinates(integrate(model, q, omega, eps))
+        xm, _ = limits.coordinates(integrate(model, q, omega, -eps))
+        np.testing.assert_allclose((xp - xm) / (2 * eps), rate, rtol=1e-6, atol=1e-6)
+        R = engine.link_poses(model, q)[0][0]
+        theta = np.linalg.norm(x)
+        assert np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1)) == pytest.approx(theta, abs=1e-9)  # |φ| is the angle

@@ -69,20 +69,45 @@ def unilateral_pgs(A, u, target, lam, max_iter, tol):
     return sweeps
 
 
-def _rotation_vector_rows(quat):
-    """(φ (3,), J_r⁻¹(φ) (3, 3)) for a unit quaternion (w, x, y, z): φ̇ = J_r⁻¹ ω, ω in child coordinates."""
-    w, xyz = quat[0], np.asarray(quat[1:], float)
-    if w < 0:  # q and −q: take the rotation angle in [0, π]
-        w, xyz = -w, -xyz
-    s = np.linalg.norm(xyz)
-    theta = 2.0 * np.arctan2(s, w)
-    phi = xyz * (theta / s) if s > 1e-12 else 2.0 * xyz
-    P = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
-    if theta < 1e-6:
-        c = 1.0 / 12.0
-    else:
-        c = 1.0 / theta**2 - (1.0 + np.cos(theta)) / (2.0 * theta * np.sin(theta))
-    return phi, np.eye(3) + 0.5 * P + c * (P @ P)
+@kernel
+def limit_coordinates(q, q_start, v_start, spherical, joint, dof, component, x, coef, idx):
+    """Fill x (m,) — each bound's coordinate — and its rate row in sparse form, ẋ_i = Σ_k coef[i, k]
+    v[idx[i, k]]: the dof itself, or for a ball joint (``spherical[i]``) the rotation vector
+    φ = log(quaternion) (angle in [0, π]) and row k of J_r⁻¹(φ), φ̇ = J_r⁻¹(φ) ω (ω child coordinates)."""
+    P = np.empty((3, 3))
+    for i in range(x.shape[0]):
+        j = joint[i]
+        if not spherical[i]:
+            x[i] = q[q_start[j] + component[i]]
+            coef[i, 0] = 1.0
+            coef[i, 1] = 0.0
+            coef[i, 2] = 0.0
+            for c in range(3):
+                idx[i, c] = dof[i]
+            continue
+        qs = q_start[j]
+        w, a, b, c3 = q[qs], q[qs + 1], q[qs + 2], q[qs + 3]
+        if w < 0.0:  # q and −q: the rotation angle in [0, π]
+            w, a, b, c3 = -w, -a, -b, -c3
+        s = np.sqrt(a * a + b * b + c3 * c3)
+        theta = 2.0 * np.arctan2(s, w)
+        f = theta / s if s > 1e-12 else 2.0
+        phi0, phi1, phi2 = a * f, b * f, c3 * f
+        P[0, 0], P[0, 1], P[0, 2] = 0.0, -phi2, phi1
+        P[1, 0], P[1, 1], P[1, 2] = phi2, 0.0, -phi0
+        P[2, 0], P[2, 1], P[2, 2] = -phi1, phi0, 0.0
+        if theta < 1e-6:
+            g = 1.0 / 12.0
+        else:
+            g = 1.0 / (theta * theta) - (1.0 + np.cos(theta)) / (2.0 * theta * np.sin(theta))
+        k = component[i]
+        x[i] = phi0 if k == 0 else (phi1 if k == 1 else phi2)
+        for c in range(3):
+            pp = 0.0
+            for m in range(3):
+                pp += P[k, m] * P[m, c]
+            coef[i, c] = (1.0 if c == k else 0.0) + 0.5 * P[k, c] + g * pp
+            idx[i, c] = v_start[j] + c
 
 
 class JointLimits:
@@ -111,7 +136,7 @@ class JointLimits:
         self.component = np.array([r[2] for r in rows], dtype=np.int64)
         self.lower = np.array([r[3] for r in rows], float)
         self.upper = np.array([r[4] for r in rows], float)
-        self._spherical = [j for j in dict.fromkeys(self.joint.tolist()) if model.joint_type[j] == SPHERICAL]
+        self._is_spherical = model.joint_type[self.joint] == SPHERICAL if rows else np.zeros(0, np.bool_)
         self._closures = closure_arrays(scene.loop_closures) if scene.loop_closures else None
         self.last_impulses = np.zeros(0)  # λ of the last step's active bounds (N·s or N·m·s)
         self.last_active = np.zeros(0, dtype=np.int64)  # their rows; negative = upper bound of row −1 − i
@@ -124,22 +149,19 @@ class JointLimits:
         return bool(np.isfinite(model.joint_lower).any() or np.isfinite(model.joint_upper).any())
 
     def coordinates(self, q):
-        """(x (m,), rows (m, nv)): each bound's coordinate at q and its rate row (ẋ = row · v)."""
-        model = self.model
-        x = np.empty(len(self.dof))
-        R = np.zeros((len(self.dof), model.nv))
-        R[np.arange(len(self.dof)), self.dof] = 1.0
-        plain = np.isin(self.joint, self._spherical, invert=True)
-        x[plain] = q[model.q_start[self.joint[plain]] + self.component[plain]]
-        for j in self._spherical:
-            qs, vs = int(model.q_start[j]), int(model.v_start[j])
-            phi, Jinv = _rotation_vector_rows(q[qs:qs + 4])
-            for i in np.flatnonzero(self.joint == j):
-                k = self.component[i]
-                x[i] = phi[k]
-                R[i, self.dof[i]] = 0.0
-                R[i, vs:vs + 3] = Jinv[k]
-        return x, R
+        """(x (m,), (coef (m, 3), idx (m, 3))): each bound's coordinate at q and its rate row in sparse
+        form (``limit_coordinates``; a joint's rows touch only its own dofs)."""
+        m, model = len(self.dof), self.model
+        x, coef, idx = np.empty(m), np.empty((m, 3)), np.empty((m, 3), dtype=np.int64)
+        limit_coordinates(np.ascontiguousarray(q, dtype=float), model.q_start, model.v_start, self._is_spherical,
+                          self.joint, self.dof, self.component, x, coef, idx)
+        return x, (coef, idx)
+
+    def _dense_rows(self, coef, idx):
+        """The rows (len, nv) of the sparse form."""
+        L = np.zeros((len(coef), self.model.nv))
+        np.add.at(L, (np.repeat(np.arange(len(coef)), 3), idx.ravel()), coef.ravel())
+        return L
 
     def violation(self, q) -> float:
         """Largest amount by which q exceeds any bound (rad or m; 0 inside)."""
@@ -177,12 +199,13 @@ class JointLimits:
         """v⁺ (nv,) from the step's end velocity v* (nv,) at configuration q (nq,)."""
         if len(self.dof) == 0:
             return v
-        x, R = self.coordinates(q)
-        # both sides of every bound as one-sided rows s·(R v) ≥ target, s = ±1
-        rows = np.vstack([R, -R])
+        x, (coef, idx) = self.coordinates(q)
+        # both sides of every bound as one-sided rows s·(row · v) ≥ target, s = ±1 (lower, then upper)
+        coef = np.concatenate([coef, -coef])
+        idx = np.concatenate([idx, idx])
         gap = np.concatenate([x - self.lower, self.upper - x])
         finite = np.isfinite(gap)
-        rate = rows @ v
+        rate = (coef * v[idx]).sum(axis=1)
         near = finite & (gap + self.dt * np.minimum(rate, 0.0) < self.margin)
         self.last_active, self.last_impulses, self.last_sweeps = np.zeros(0, np.int64), np.zeros(0), 0
         arrival = self._arrival if self._arrival is not None and self._arrival.shape == rate.shape else rate
@@ -193,7 +216,7 @@ class JointLimits:
         v_new = v
         for _ in range(len(gap)):  # grows the active set; at most every bound once
             act = np.flatnonzero(near)
-            L = rows[act]
+            L = self._dense_rows(coef[act], idx[act])
             WLt = W @ L.T
             A = L @ WLt
             A = 0.5 * (A + A.T)
@@ -202,11 +225,11 @@ class JointLimits:
             u = rate[act].copy()
             self.last_sweeps = unilateral_pgs(A, u, target, lam, self.max_iter, self.tol)
             v_new = v + WLt @ lam
-            passed = finite & ~near & (gap + self.dt * (rows @ v_new) < 0.0)
+            passed = finite & ~near & (gap + self.dt * (coef * v_new[idx]).sum(axis=1) < 0.0)
             if not passed.any():
                 break
             near |= passed
-        self._arrival = rows @ v_new
+        self._arrival = (coef * v_new[idx]).sum(axis=1)
         n = len(self.dof)
         self.last_active = np.where(act < n, act, -1 - (act - n))
         self.last_impulses = lam
