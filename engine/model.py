@@ -78,7 +78,7 @@ class _BodySpec:
 
 def _number(x, what: str) -> float:
     """A real number (not a bool or a string) as float, or a ModelError naming ``what``."""
-    if isinstance(x, (bool, np.bool_, str, bytes)) or not np.isscalar(x) and np.ndim(x) != 0:
+    if isinstance(x, (bool, np.bool_, str, bytes, list, tuple, dict)) or not np.isscalar(x) and np.ndim(x) != 0:
         raise ModelError(f"{what} must be a number, got {x!r}")
     try:
         return float(x)

@@ -34,7 +34,7 @@ def _floats(x, what: str) -> np.ndarray:
 def _scalar(x, what: str) -> float:
     """One real number (not a bool or string), or a ModelError naming ``what``."""
     a = _floats(x, what)
-    if a.shape != () or isinstance(x, (bool, np.bool_)):
+    if x is None or a.shape != () or isinstance(x, (bool, np.bool_)):
         raise ModelError(f"{what} must be a number, got {x!r}")
     return float(a)
 
@@ -175,7 +175,8 @@ class Scene:
         if a == b:
             raise ModelError(f"{what}: connects body '{self._body_name(a)}' to itself")
         for label, v in (("stiffness", stiffness), ("damping", damping)):
-            if _scalar(v, f"{what}: {label}") < 0 or not np.isfinite(v):
+            x = _scalar(v, f"{what}: {label}")
+            if x < 0 or not np.isfinite(x):
                 raise ModelError(f"{what}: {label} must be ≥ 0, got {v}")
         la, lb = self._to_link(a, point_a, frame, what), self._to_link(b, point_b, frame, what)
         if rest_length is None:
@@ -207,6 +208,8 @@ class Scene:
     def add_joint_spring(self, joint: str, stiffness: float, damping: float = 0.0, rest=None) -> None:
         """Joint stiffness K_r and damping D_r about a rest value (default: the initial q)."""
         try:
+            if not isinstance(joint, str):
+                raise KeyError(joint)
             j = self.model.joint_index(joint)
         except KeyError:
             raise ModelError(f"joint spring: no joint named '{joint}'") from None
@@ -238,7 +241,8 @@ class Scene:
 
     def set_body_damping(self, coefficient: float, body=None) -> None:
         """Viscous damping D_m = d·I on each body's twist (one body, or all when body is None)."""
-        if _scalar(coefficient, "body damping") < 0 or not np.isfinite(coefficient):
+        d = _scalar(coefficient, "body damping")
+        if d < 0 or not np.isfinite(d):
             raise ModelError(f"body damping must be ≥ 0, got {coefficient}")
         if body is None:
             self.body_damping[:] = coefficient
@@ -302,6 +306,8 @@ class Scene:
         """A force that travels along [(body, start, end), …] from t_start to t_end (e.g. a car)."""
         name = name or f"load{len(self.moving_loads)}"
         segs = []
+        if not isinstance(path, (list, tuple)) or not all(isinstance(seg, (list, tuple)) and len(seg) == 3 for seg in path):
+            raise ModelError(f"moving load '{name}': path must be a list of (body, start, end), got {path!r}")
         for body, s, e in path:
             b = self.body(body, f"moving load '{name}'")
             segs.append((b, self._to_link(b, s, frame, name), self._to_link(b, e, frame, name)))
@@ -325,7 +331,7 @@ class Scene:
         """
         name = name or f"loop{len(self.loop_closures)}"
         what = f"loop closure '{name}'"
-        if kind not in LOOP_KINDS:
+        if not isinstance(kind, str) or kind not in LOOP_KINDS:
             raise ModelError(f"{what}: unknown kind {kind!r}; expected one of {', '.join(LOOP_KINDS)}")
         a, b = self.body(body_a, what), self.body(body_b, what)
         if a == b:
@@ -350,7 +356,12 @@ class Scene:
         friction: Coulomb μ ≥ 0; restitution e in [0, 1]; bodies: names or indices
         (default: every body with a contact shape). Errors name a body without a shape.
         """
-        ground = Ground(height, normal, friction, restitution)
+        try:
+            ground = Ground(height, normal, friction, restitution)
+        except ModelError:
+            raise
+        except (TypeError, ValueError) as e:
+            raise ModelError(f"ground: height, normal, friction and restitution must be numbers ({e})") from None
         colliding_bodies(self.model, bodies)  # validates every shape now, naming the body
         self.ground = ground
         self.contact_bodies = None if bodies is None else [self.body(b, "ground contact") for b in bodies]

@@ -124,3 +124,66 @@ def test_mutated_urdfs_fail_only_with_named_urdf_errors(data):
         load_urdf_string(text, source="fuzz.urdf")
     except URDFError as e:
         assert re.search(r"(link|joint) '[^']*'|fuzz\.urdf", str(e)), str(e)
+
+
+API_JUNK = [None, True, "x", [], [1, 2], {}, float("nan"), -1, 1e308, (0, 0, 0), (1, 0, 0, 0), [[1, 2], [3]]]
+BODY_KEYS = ["parent", "joint", "axis", "joint_origin", "joint_rotation", "mass", "com", "inertia", "joint_name", "limits",
+             "shape"]
+
+
+def _two_body_scene():
+    b = engine.ModelBuilder()
+    b.add_body("a", joint="revolute", axis=(0, 1, 0), com=(0.5, 0, 0))
+    b.add_body("b", parent="a", joint="spherical", joint_origin=(1, 0, 0), com=(0.5, 0, 0))
+    return engine.Scene(b.finalize(), name="s")
+
+
+SCENE_CALLS = {  # method: (arguments of a valid call, keyword names past the positional ones)
+    "add_spring": ("a", (0, 0, 0), "b", (1, 0, 0), 10.0),
+    "add_cable": ("a", (0, 0, 0), "b", (1, 0, 0), 10.0),
+    "add_damper": ("a", (0, 0, 0), "b", (1, 0, 0), 1.0),
+    "add_point_force": ("b", (1, 0, 0), (0, 0, 1)),
+    "add_joint_spring": ("a_joint", 1.0, 0.1, 0.2),
+    "set_body_damping": (0.1, "a"),
+    "add_loop_closure": ("a", "b", (1, 0, 0)),
+    "add_moving_load": ((0, 0, -1), [("a", (0, 0, 0), (1, 0, 0))], 0.0, 1.0),
+    "set_ground": (0.0, (0, 0, 1), 0.8, 0.0),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(BODY_KEYS), st.sampled_from(API_JUNK))
+def test_builder_arguments_fail_only_with_model_errors(key, junk):
+    b = engine.ModelBuilder()
+    b.add_body("base", joint="revolute")
+    try:
+        b.add_body("x", **{key: copy.deepcopy(junk)})
+        engine.Simulator(engine.Scene(b.finalize()), "pcg", dt=0.01).step(2)
+    except ModelError as e:
+        assert re.search(r"(body|joint) '[^']+'|gravity", str(e)), str(e)
+    except SimulationError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(SCENE_CALLS)), st.data())
+def test_scene_methods_fail_only_with_model_errors(method, data):
+    args = list(SCENE_CALLS[method])
+    k = data.draw(st.integers(0, len(args) - 1), label="argument")
+    args[k] = copy.deepcopy(data.draw(st.sampled_from(API_JUNK), label="junk"))
+    try:
+        getattr(_two_body_scene(), method)(*args)
+    except ModelError:
+        pass
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["aba", "crba", "minv", "rnea"]), st.sampled_from(API_JUNK))
+def test_algorithm_inputs_fail_only_with_model_errors(name, junk):
+    model = engine.random_tree(4, seed=1)
+    args = {"aba": (junk, np.zeros(model.nv), np.zeros(model.nv)), "crba": (junk,), "minv": (junk,),
+            "rnea": (model.neutral_q(), junk, np.zeros(model.nv))}[name]
+    try:
+        getattr(engine, name)(model, *args)
+    except ModelError as e:
+        assert re.search(r"^(q|qd|qdd|tau)\b", str(e)), str(e)

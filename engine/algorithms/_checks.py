@@ -36,7 +36,12 @@ def as_v(model, v, name: str) -> np.ndarray:
 
 
 def _as_vector(model, x, size, starts, sizes, name) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
+    try:
+        if isinstance(x, (str, bytes, dict)):
+            raise TypeError
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: expected {size} numbers, got {x!r}") from None
     if a.shape != (size,):
         raise ModelError(f"{name}: expected shape ({size},), got {np.shape(x)}")
     if not np.all(np.isfinite(a)):
