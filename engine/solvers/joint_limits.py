@@ -246,9 +246,10 @@ def attach_joint_limits(sim, enforce, options):
         return None
     if sim.solver in ("baraff", "hard-constraints"):
         named = [n for j, n in enumerate(sim.model.joint_names) if _has_bounds(sim.model, j)]
-        raise SimulatorOptionError(f"the '{sim.solver}' solver does not enforce joint limits, and scene '{sim.scene.name}' "
-                         f"has them (joints {', '.join(repr(n) for n in named[:5])}{' …' if len(named) > 5 else ''}); "
-                         "use 'pcg', 'direct', 'dense' or 'explicit', or pass enforce_limits=False to ignore them")
+        joints = ", ".join(repr(n) for n in named[:5]) + (" …" if len(named) > 5 else "")
+        raise SimulatorOptionError(f"the '{sim.solver}' solver does not enforce joint limits, and scene "
+                                   f"'{sim.scene.name}' has them (joints {joints}); use 'pcg', 'direct', 'dense' or "
+                                   "'explicit', or pass enforce_limits=False to ignore them")
     limits = JointLimits(sim.scene, sim.dt, **options)
     inner = sim._stepper.velocity_filter
 
