@@ -74,10 +74,10 @@ class ConvergenceMonitor:
             return
         stats.unconverged_steps += 1
         message = (f"PCG did not reach tol={self.tol:g} within max_iter={self.max_iter} iterations at step {step} "
-                   f"(t = {t:.4f} s); the step used the last iterate. Raise max_iter (or tol), or use the "
-                   "'direct' solver")
+                   f"(t = {t:.4f} s); {{}}. Raise max_iter (or tol), or use the 'direct' solver")
         if self.mode == "raise":
-            raise ConvergenceError(message)
+            raise ConvergenceError(message.format("the step was not taken"))
+        message = message.format("the step used the last iterate")
         if self.mode == "warn" and not self.warned:
             self.warned = True
             warnings.warn(message + " (warned once; sim.stats.unconverged_steps counts them)", ConvergenceWarning,
