@@ -113,7 +113,7 @@ def _rotation_matrix(rot, what: str) -> np.ndarray:
         ])
     if R.shape != (3, 3) or not np.all(np.isfinite(R)):
         raise ModelError(f"{what}: rotation must be a 3×3 matrix or a quaternion (w, x, y, z)")
-    if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+    if np.abs(R).max() > 1.0 + 1e-6 or np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
         raise ModelError(f"{what}: rotation matrix is not a proper rotation")
     return R
 
@@ -239,11 +239,11 @@ class ModelBuilder:
                 Ic = np.diag(Ic)
             if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
                 raise ModelError(f"{where}: inertia must be 3 principal moments or a 3×3 tensor")
+            if np.abs(Ic).max() > MAX_MASS * MAX_LENGTH:
+                raise ModelError(f"{where}: inertia entries beyond {MAX_MASS * MAX_LENGTH:g} kg·m² (SI units)")
             if np.abs(Ic - Ic.T).max() > 1e-9 * max(1.0, np.abs(Ic).max()):
                 raise ModelError(f"{where}: inertia tensor is not symmetric")
             Ic = 0.5 * (Ic + Ic.T)
-            if np.abs(Ic).max() > MAX_MASS * MAX_LENGTH:
-                raise ModelError(f"{where}: inertia entries beyond {MAX_MASS * MAX_LENGTH:g} kg·m² (SI units)")
             ev = np.linalg.eigvalsh(Ic)
             if mass > 0 and ev.min() <= 0:
                 raise ModelError(f"{where}: inertia tensor is not positive definite (eigenvalues {ev})")
