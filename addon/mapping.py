@@ -196,18 +196,37 @@ def _bone_joint(bone, pose_bone):
     return s.joint.lower(), None, np.eye(3)
 
 
-def _bone_limits(pose_bone, jtype, axis_rot):
-    """Per-dof limits (radians) from a Limit Rotation constraint, for hinges about a bone axis."""
-    if jtype != "revolute":
-        return None
+def _bone_limits(pose_bone, jtype, axis_rot, jrot):
+    """Per-dof (lower, upper) limits (rad) from the bone's first enabled Limit Rotation constraint,
+    read as bone-local angles: a hinge takes the bound of its axis; a universal joint the bounds of
+    its two free axes (dofs about the joint frame's x and y, in that order); a ball joint the three
+    per-axis bounds as bounds on its rotation vector's components (exact for a turn about one axis,
+    close to Blender's Euler bounds for moderate swing and twist). Unused axes are unbounded."""
     for c in pose_bone.constraints:
         if c.type == "LIMIT_ROTATION" and c.enabled:
-            i = int(np.argmax(np.abs(axis_rot)))
-            use = (c.use_limit_x, c.use_limit_y, c.use_limit_z)[i]
-            if use:
-                lo, hi = ((c.min_x, c.max_x), (c.min_y, c.max_y), (c.min_z, c.max_z))[i]
-                return [(float(lo), float(hi))]
+            axes = ((c.use_limit_x, c.min_x, c.max_x), (c.use_limit_y, c.min_y, c.max_y),
+                    (c.use_limit_z, c.min_z, c.max_z))
+            return _axis_limits(axes, jtype, axis_rot, jrot)
     return None
+
+
+def _axis_limits(axes, jtype, axis, jrot):
+    """Per-dof limits of a joint from per-axis (used, lower, upper) of its frame's x, y, z; None if none."""
+    def bound(i):
+        used, lo, hi = axes[i]
+        return (float(lo), float(hi)) if used else (-np.inf, np.inf)
+
+    if jtype in ("revolute", "prismatic"):
+        dofs = [bound(int(np.argmax(np.abs(axis))))]
+    elif jtype == "universal":  # the joint frame's x and y are two of the bone's axes
+        dofs = [bound(int(np.argmax(np.abs(jrot[:, k])))) for k in (0, 1)]
+    elif jtype == "spherical":
+        dofs = [bound(i) for i in range(3)]
+    else:
+        return None
+    if all(np.isinf(lo) and np.isinf(hi) for lo, hi in dofs):
+        return None
+    return (np.array([d[0] for d in dofs]), np.array([d[1] for d in dofs]))
 
 
 def _add_armature(b, arm_ob):
@@ -237,7 +256,7 @@ def _add_armature(b, arm_ob):
             if jtype == "prismatic" and bone.use_connect:
                 raise MappingError(f"{_describe(target)}: a slider joint needs a bone that is not connected to "
                                    "its parent (a connected bone cannot move away from the parent's tail)")
-            limits = _bone_limits(pb, jtype, axis) if axis is not None else None
+            limits = _bone_limits(pb, jtype, axis, jrot)
         radius = bone.redmax.contact_radius if bone.redmax.contact_radius > 0 else 0.1 * length
         shape = {"type": "capsule", "radius": float(radius), "length": length, "axis": R[:, 1], "center": com}
         if not bone.redmax.collide:
@@ -331,6 +350,29 @@ def _constraint_joint(host):
                        "or GENERIC_SPRING)")
 
 
+def _constraint_limits(host, jtype, axis, jrot, flip):
+    """Joint limits of a Rigid Body Constraint: HINGE ``limit_ang_z``, SLIDER ``limit_lin_x``, GENERIC
+    angular limits of its free axes (as ``_axis_limits``). Blender's angle is that of object1 relative
+    to object2 (checked against Blender's own rigid body solver in tests/test_addon_limits.py); when the
+    tree has object2 as the child (flip), the bounds change sign and swap."""
+    c = host.rigid_body_constraint
+    if c.type == "HINGE":
+        limits = _axis_limits([(False, 0, 0), (False, 0, 0), (c.use_limit_ang_z, c.limit_ang_z_lower,
+                                                              c.limit_ang_z_upper)], jtype, np.asarray(axis), jrot)
+    elif c.type == "SLIDER":
+        limits = _axis_limits([(c.use_limit_lin_x, c.limit_lin_x_lower, c.limit_lin_x_upper), (False, 0, 0),
+                               (False, 0, 0)], jtype, np.asarray(axis), jrot)
+    elif c.type == "GENERIC":
+        axes = [(getattr(c, f"use_limit_ang_{a}"), getattr(c, f"limit_ang_{a}_lower"), getattr(c, f"limit_ang_{a}_upper"))
+                for a in "xyz"]
+        limits = _axis_limits(axes, jtype, np.asarray(axis), jrot)
+    else:
+        limits = None
+    if limits is not None and flip:
+        limits = (-limits[1], -limits[0])
+    return limits
+
+
 def _hosts(bscene, objects):
     """The enabled Rigid Body Constraint hosts among ``objects``, checked: both ends set and in the
     scene (an object deleted with X stays alive through the pointer), a usable host frame."""
@@ -371,9 +413,10 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
             b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)
         else:
             jtype, axis, jrot = _constraint_joint(host)
+            limits = _constraint_limits(host, jtype, axis, jrot, flip=ob == host.rigid_body_constraint.object2)
             R, p = rigid_part(matrix(host.matrix_world))  # (the host's matrix was checked in _hosts)
             b.add(ob.name, target, parent_ob.name if parent_ob is not None else WORLD, jtype, R @ jrot, p, axis,
-                  mass, com, inertia, shape_world=shape)
+                  mass, com, inertia, limits, shape_world=shape)
             if ob.redmax.joint_stiffness > 0 or ob.redmax.joint_damping > 0:
                 b.joint_springs.append((ob.name, ob.redmax.joint_stiffness, ob.redmax.joint_damping, f"object '{ob.name}'"))
         placed.add(ob)

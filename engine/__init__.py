@@ -9,7 +9,8 @@ from .algorithms import (
     aba, bias_forces, body_velocities, cholesky_inverse, cholesky_solve, configuration_from_poses, crba, forward_kinematics,
     link_poses, link_velocities, ltdl, ltdl_solve, minv, rnea,
 )
-from .errors import ModelError, SimulationError, URDFError
+from .errors import (ConvergenceError, ConvergenceWarning, ModelError, SceneFileError, SimulationError,
+                     SimulatorOptionError, URDFError)
 from .integrators import integrate, rk4_step, semi_implicit_euler_step
 from .model import Data, Model, ModelBuilder, State
 from .random_tree import random_configuration, random_tree
@@ -24,6 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Model", "ModelBuilder", "State", "Data", "ModelError", "URDFError", "SimulationError",
+    "SceneFileError", "SimulatorOptionError", "ConvergenceError", "ConvergenceWarning",
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
     "forward_kinematics", "link_poses", "configuration_from_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy", "kinetic_energy", "potential_energy",

@@ -42,6 +42,10 @@ JOINT_TYPE_NAMES = ("fixed", "revolute", "prismatic", "universal", "spherical", 
 JOINT_TYPE_BY_NAME = {name: i for i, name in enumerate(JOINT_TYPE_NAMES)}
 JOINT_NQ = np.array([0, 1, 1, 2, 4, 7], dtype=np.int64)
 JOINT_NV = np.array([0, 1, 1, 2, 3, 6], dtype=np.int64)
+# The one rule for quaternions given as input (q, q0, rest poses, joint rotations): their norm must be 1
+# to within this, else a ModelError names the joint. They are never renormalised silently; the
+# integrators keep the simulated ones on the unit sphere.
+UNIT_QUATERNION_TOL = 1e-6
 
 
 def joint_type_id(name_or_id) -> int:

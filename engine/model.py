@@ -76,15 +76,35 @@ class _BodySpec:
     shape: dict | None = None
 
 
+def _number(x, what: str) -> float:
+    """A real number (not a bool or a string) as float, or a ModelError naming ``what``."""
+    if isinstance(x, (bool, np.bool_, str, bytes, list, tuple, dict)) or not np.isscalar(x) and np.ndim(x) != 0:
+        raise ModelError(f"{what} must be a number, got {x!r}")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be a number, got {x!r}") from None
+
+
+def _float_array(x, what: str) -> np.ndarray:
+    """x as a float array, or a ModelError naming ``what`` (strings are not numbers)."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be numbers, got {x!r}") from None
+    return a
+
+
 def _rotation_matrix(rot, what: str) -> np.ndarray:
     """Accept None, a (3, 3) rotation matrix or a (w, x, y, z) quaternion."""
     if rot is None:
         return np.eye(3)
-    R = np.asarray(rot, dtype=float)
+    R = _float_array(rot, what)
     if R.shape == (4,):
         n = np.linalg.norm(R)
-        if not np.isfinite(n) or n < 1e-12:
-            raise ModelError(f"{what}: rotation quaternion has zero length or NaN")
+        if not np.isfinite(n) or abs(n - 1.0) > J.UNIT_QUATERNION_TOL:
+            raise ModelError(f"{what}: rotation quaternion (w, x, y, z) must have unit length "
+                             f"(to {J.UNIT_QUATERNION_TOL:g}), got |q| = {n:.6g}")
         w, x, y, z = R / n
         R = np.array([
             [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
@@ -93,16 +113,46 @@ def _rotation_matrix(rot, what: str) -> np.ndarray:
         ])
     if R.shape != (3, 3) or not np.all(np.isfinite(R)):
         raise ModelError(f"{what}: rotation must be a 3×3 matrix or a quaternion (w, x, y, z)")
-    if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+    if np.abs(R).max() > 1.0 + 1e-6 or np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
         raise ModelError(f"{what}: rotation matrix is not a proper rotation")
     return R
 
 
-def _vector3(x, what: str) -> np.ndarray:
-    v = np.asarray(x, dtype=float).reshape(-1)
+MAX_LENGTH = 1e6   # m: positions beyond this (1000 km) are a unit mistake, and overflow the inertia algebra
+MAX_MASS = 1e15    # kg
+
+
+def _vector3(x, what: str, bound: float = MAX_LENGTH) -> np.ndarray:
+    v = _float_array(x, what).reshape(-1)
     if v.shape != (3,) or not np.all(np.isfinite(v)):
         raise ModelError(f"{what}: expected 3 finite numbers, got {x!r}")
+    if np.abs(v).max() > bound:
+        raise ModelError(f"{what}: {v.tolist()} is beyond {bound:g} (SI units: m)")
     return v
+
+
+def _limits(limits, nv: int, jtype: int, jwhere: str):
+    """(lower (nv,), upper (nv,)) from (lower, upper) — each a number or one per dof; None or ±inf
+    for an open side; NaN, lower > upper and limits on a free joint are refused."""
+    if limits is None:
+        return np.full(nv, -np.inf), np.full(nv, np.inf)
+    if jtype == J.FREE:
+        raise ModelError(f"{jwhere}: a free joint takes no limits")
+    try:
+        lo, hi = limits
+        lo, hi = (np.broadcast_to(_float_array(fill if x is None else x, f"{jwhere}: limits"), (nv,)).copy()
+                  for x, fill in ((lo, -np.inf), (hi, np.inf)))
+    except (TypeError, ValueError) as e:
+        if isinstance(e, ModelError):
+            raise
+        raise ModelError(f"{jwhere}: limits must be (lower, upper), each a number or {nv} numbers, got {limits!r}") from None
+    if np.isnan(lo).any() or np.isnan(hi).any():
+        raise ModelError(f"{jwhere}: limits must not be NaN (use -inf / inf for an open side), got {limits!r}")
+    if np.any(lo > hi):
+        raise ModelError(f"{jwhere}: lower limit above upper limit ({lo.tolist()} > {hi.tolist()})")
+    if np.any(lo == np.inf) or np.any(hi == -np.inf):
+        raise ModelError(f"{jwhere}: a lower limit of +inf or an upper limit of -inf leaves no motion")
+    return lo, hi
 
 
 class ModelBuilder:
@@ -116,7 +166,7 @@ class ModelBuilder:
     """
 
     def __init__(self, gravity=(0.0, 0.0, -9.81)):
-        self.gravity = _vector3(gravity, "gravity")
+        self.gravity = _vector3(gravity, "gravity", bound=1e6)
         self._bodies: list[_BodySpec] = []
         self._names: dict[str, int] = {}
 
@@ -162,46 +212,54 @@ class ModelBuilder:
             jtype = J.joint_type_id(joint)
         except ValueError as e:
             raise ModelError(f"{where}: {e}") from None
+        if joint_name is not None and (not isinstance(joint_name, str) or not joint_name):
+            raise ModelError(f"{where}: joint_name must be a non-empty string, got {joint_name!r}")
         jname = joint_name or f"{name}_joint"
         jwhere = f"joint '{jname}'"
-        ax = np.asarray(axis, dtype=float).reshape(-1)
+        ax = _float_array(axis, f"{jwhere}: axis").reshape(-1)
         if ax.shape != (3,) or not np.all(np.isfinite(ax)):
             raise ModelError(f"{jwhere}: axis must be 3 finite numbers, got {axis!r}")
         if jtype in (J.REVOLUTE, J.PRISMATIC):
             n = np.linalg.norm(ax)
             if n < 1e-9:
                 raise ModelError(f"{jwhere}: axis has zero length")
-            ax = ax / n
+            ax = ax / np.abs(ax).max()  # (scaled first: a huge axis would overflow the norm)
+            ax = ax / np.linalg.norm(ax)
         origin = _vector3(joint_origin, f"{jwhere}: joint_origin")
         rot = _rotation_matrix(joint_rotation, f"{jwhere}: joint_rotation")
-        mass = float(mass)
-        if not np.isfinite(mass) or mass < 0 or (mass == 0 and jtype != J.FIXED):
-            raise ModelError(f"{where}: mass must be > 0, got {mass}" + (" (only bodies on fixed joints may be massless)" if mass == 0 else ""))
+        mass = _number(mass, f"{where}: mass")
+        if not np.isfinite(mass) or mass < 0 or mass > MAX_MASS or (mass == 0 and jtype != J.FIXED):
+            raise ModelError(f"{where}: mass must be > 0 (and ≤ {MAX_MASS:g} kg), got {mass}" + (" (only bodies on fixed joints may be massless)" if mass == 0 else ""))
         c = _vector3(com, f"{where}: com")
         if inertia is None:
             Ic = np.eye(3) * (0.4 * mass * 0.1**2)
         else:
-            Ic = np.asarray(inertia, dtype=float)
+            Ic = _float_array(inertia, f"{where}: inertia")
             if Ic.shape == (3,):
                 Ic = np.diag(Ic)
             if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
                 raise ModelError(f"{where}: inertia must be 3 principal moments or a 3×3 tensor")
+            if np.abs(Ic).max() > MAX_MASS * MAX_LENGTH:
+                raise ModelError(f"{where}: inertia entries beyond {MAX_MASS * MAX_LENGTH:g} kg·m² (SI units)")
             if np.abs(Ic - Ic.T).max() > 1e-9 * max(1.0, np.abs(Ic).max()):
                 raise ModelError(f"{where}: inertia tensor is not symmetric")
             Ic = 0.5 * (Ic + Ic.T)
             ev = np.linalg.eigvalsh(Ic)
             if mass > 0 and ev.min() <= 0:
                 raise ModelError(f"{where}: inertia tensor is not positive definite (eigenvalues {ev})")
+            if mass > 0 and ev[0] + ev[1] < ev[2] * (1.0 - 1e-9):  # no rigid mass distribution has these
+                raise ModelError(f"{where}: principal moments {ev.tolist()} break the triangle inequality "
+                                 f"({ev[0]:g} + {ev[1]:g} < {ev[2]:g}); no rigid body has this inertia")
             if mass == 0 and np.abs(ev).max() > 0:
                 raise ModelError(f"{where}: massless body must have zero inertia")
         nv = int(J.JOINT_NV[jtype])
-        if limits is None:
-            lim = (np.full(nv, -np.inf), np.full(nv, np.inf))
-        else:
-            lo, hi = (np.broadcast_to(np.asarray(x, float), (nv,)).copy() for x in limits)
-            if np.any(lo > hi):
-                raise ModelError(f"{jwhere}: lower limit above upper limit")
-            lim = (lo, hi)
+        lim = _limits(limits, nv, jtype, jwhere)
+        if shape is not None:
+            from .contact.shapes import parse_shape  # (the contact package imports this module)
+
+            if not isinstance(shape, dict):
+                raise ModelError(f"{where}: shape must be a dict, got {shape!r}")
+            parse_shape(shape, c, f"{where} shape")
         if isinstance(parent, (int, np.integer)):
             p = int(parent)
             if p < -1 or p >= len(self._bodies):

@@ -65,8 +65,8 @@ def random_tree(
             rot = _random_rotation(rng)
             com = rng.uniform(-0.3, 0.3, size=3)
             A = rng.normal(size=(3, 3))
-            inertia = A @ A.T * 0.05 + np.eye(3) * 0.02
-            inertia *= mass
+            S = A @ A.T * 0.05 + np.eye(3) * 0.02  # second moment of a random mass cloud (per kg)
+            inertia = (np.trace(S) * np.eye(3) - S) * mass  # its inertia: physical, triangle inequality holds
         else:
             axis, origin, rot, com = (0.0, 0.0, 1.0), ((1.0, 0, 0) if i else (0, 0, 0)), None, (0.5, 0, 0)
             inertia = np.diag([0.01, 1.0 / 12 + 0.01, 1.0 / 12 + 0.01]) * mass

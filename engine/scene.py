@@ -15,6 +15,7 @@ import numpy as np
 from . import joints as J
 from .algorithms.kinematics import link_poses
 from .contact.shapes import Ground, colliding_bodies
+from .algorithms._checks import as_q, as_v
 from .errors import ModelError
 from .forces.point_pair import PairArrays
 from .model import Model
@@ -25,6 +26,36 @@ WORLD = -1
 CLOSURE_JOINT_TYPES = {"point": J.SPHERICAL, "ball": J.SPHERICAL, "hinge": J.REVOLUTE, "universal": J.UNIVERSAL,
                        "fixed": J.FIXED}
 LOOP_KINDS = {kind: 3 - int(J.JOINT_NV[jt]) for kind, jt in CLOSURE_JOINT_TYPES.items()}  # rotational rows
+
+
+def _floats(x, what: str) -> np.ndarray:
+    """x as a float array; strings, dicts and other non-numbers give a ModelError naming ``what``."""
+    if isinstance(x, (str, bytes, dict)):
+        raise ModelError(f"{what} must be numbers, got {x!r}")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be numbers, got {x!r}") from None
+
+
+def _scalar(x, what: str) -> float:
+    """One real number (not a bool or string), or a ModelError naming ``what``."""
+    a = _floats(x, what)
+    if x is None or a.shape != () or isinstance(x, (bool, np.bool_)):
+        raise ModelError(f"{what} must be a number, got {x!r}")
+    return float(a)
+
+
+def _axis(x, what: str) -> np.ndarray:
+    """A unit 3-vector from a non-zero finite one, or a ModelError naming ``what``."""
+    v = _floats(x, what).reshape(-1)
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise ModelError(f"{what} must be 3 finite numbers, got {x!r}")
+    n = np.linalg.norm(v)
+    if n < 1e-9:
+        raise ModelError(f"{what} has zero length")
+    return v / n
+
 
 
 @dataclass
@@ -125,10 +156,12 @@ class Scene:
     def __init__(self, model: Model, *, name: str = "scene", q0=None, qd0=None):
         self.model = model
         self.name = name
-        self.q0 = model.neutral_q() if q0 is None else np.array(q0, dtype=float)
-        self.qd0 = np.zeros(model.nv) if qd0 is None else np.array(qd0, dtype=float)
+        self.q0 = model.neutral_q() if q0 is None else _floats(q0, f"scene '{name}': q0").copy()
+        self.qd0 = np.zeros(model.nv) if qd0 is None else _floats(qd0, f"scene '{name}': qd0").copy()
         if self.q0.shape != (model.nq,) or self.qd0.shape != (model.nv,):
             raise ModelError(f"scene '{name}': q0 must have {model.nq} entries and qd0 {model.nv}")
+        as_q(model, self.q0, f"scene '{name}': q0")  # finite, unit quaternions (names the joint)
+        as_v(model, self.qd0, f"scene '{name}': qd0")
         self._R0, self._p0 = link_poses(model, self.q0)
         # point pairs (springs, cables, dampers)
         self.pair_names: list[str] = []
@@ -153,17 +186,21 @@ class Scene:
         """Body index from an index, a name, or None/−1/'world' for the world."""
         if ref is None or (isinstance(ref, str) and ref == "world"):
             return WORLD
+        if isinstance(ref, (bool, np.bool_)):  # True would silently mean body 1
+            raise ModelError(f"{what}: a body is a name, an index or 'world', got {ref!r}")
         if isinstance(ref, (int, np.integer)):
             if -1 <= int(ref) < self.model.n_bodies:
                 return int(ref)
             raise ModelError(f"{what}: no body with index {ref}")
+        if not isinstance(ref, str):
+            raise ModelError(f"{what}: a body is a name, an index or 'world', got {ref!r}")
         try:
-            return self.model.body_index(str(ref))
+            return self.model.body_index(ref)
         except KeyError:
             raise ModelError(f"{what}: no body named '{ref}'") from None
 
     def _to_link(self, body: int, point, frame: str, what: str) -> np.ndarray:
-        x = np.asarray(point, dtype=float).reshape(-1)
+        x = _floats(point, f"{what}: attachment point").reshape(-1)
         if x.shape != (3,) or not np.all(np.isfinite(x)):
             raise ModelError(f"{what}: attachment point must be 3 finite numbers, got {point!r}")
         if body == WORLD:
@@ -188,11 +225,13 @@ class Scene:
         if a == b:
             raise ModelError(f"{what}: connects body '{self._body_name(a)}' to itself")
         for label, v in (("stiffness", stiffness), ("damping", damping)):
-            if not np.isfinite(v) or v < 0:
+            x = _scalar(v, f"{what}: {label}")
+            if x < 0 or not np.isfinite(x):
                 raise ModelError(f"{what}: {label} must be ≥ 0, got {v}")
         la, lb = self._to_link(a, point_a, frame, what), self._to_link(b, point_b, frame, what)
         if rest_length is None:
             rest_length = float(np.linalg.norm(self.world_point(b, lb) - self.world_point(a, la)))
+        rest_length = _scalar(rest_length, f"{what}: rest length")
         if not np.isfinite(rest_length) or rest_length < 0:
             raise ModelError(f"{what}: rest length must be ≥ 0, got {rest_length}")
         self._pairs.append((a, b, la, lb, float(stiffness), float(damping), float(rest_length), bool(tension_only)))
@@ -219,9 +258,13 @@ class Scene:
     def add_joint_spring(self, joint: str, stiffness: float, damping: float = 0.0, rest=None) -> None:
         """Joint stiffness K_r and damping D_r about a rest value (default: the initial q)."""
         try:
+            if not isinstance(joint, str):
+                raise KeyError(joint)
             j = self.model.joint_index(joint)
         except KeyError:
             raise ModelError(f"joint spring: no joint named '{joint}'") from None
+        stiffness = _scalar(stiffness, f"joint spring on '{joint}': stiffness")
+        damping = _scalar(damping, f"joint spring on '{joint}': damping")
         if stiffness < 0 or damping < 0 or not np.isfinite(stiffness + damping):
             raise ModelError(f"joint spring on '{joint}': stiffness and damping must be ≥ 0")
         vs = self.model.v_slice(joint)
@@ -229,14 +272,27 @@ class Scene:
         self.joint_damping[vs] = damping
         if rest is not None:
             qs = self.model.q_slice(joint)
-            r = np.broadcast_to(np.asarray(rest, float), (qs.stop - qs.start,))
+            try:
+                r = np.broadcast_to(_floats(rest, f"joint spring on '{joint}': rest"), (qs.stop - qs.start,))
+            except ValueError as e:
+                if isinstance(e, ModelError):
+                    raise
+                raise ModelError(f"joint spring on '{joint}': rest needs {qs.stop - qs.start} numbers, got {rest!r}") from None
+            if not np.all(np.isfinite(r)):
+                raise ModelError(f"joint spring on '{joint}': rest must be finite, got {rest!r}")
+            if self.model.joint_type[j] in (J.SPHERICAL, J.FREE):
+                quat = r[-4:]
+                if abs(np.linalg.norm(quat) - 1.0) > J.UNIT_QUATERNION_TOL:
+                    raise ModelError(f"joint spring on '{joint}': rest quaternion must have unit length, "
+                                     f"got |q| = {np.linalg.norm(quat):.6g}")
             self.joint_rest[qs] = r
         if self.model.joint_type[j] == J.FREE and stiffness > 0:
             raise ModelError(f"joint spring on '{joint}': free joints take no stiffness")
 
     def set_body_damping(self, coefficient: float, body=None) -> None:
         """Viscous damping D_m = d·I on each body's twist (one body, or all when body is None)."""
-        if coefficient < 0 or not np.isfinite(coefficient):
+        d = _scalar(coefficient, "body damping")
+        if d < 0 or not np.isfinite(d):
             raise ModelError(f"body damping must be ≥ 0, got {coefficient}")
         if body is None:
             self.body_damping[:] = coefficient
@@ -249,7 +305,9 @@ class Scene:
         b = self.body(body, f"point force '{name}'")
         if b == WORLD:
             raise ModelError(f"point force '{name}': needs a body, not the world")
-        f = np.asarray(force, float).reshape(3)
+        f = _floats(force, f"point force '{name}': force").reshape(-1)
+        if f.shape != (3,) or not np.all(np.isfinite(f)):
+            raise ModelError(f"point force '{name}': force must be 3 finite numbers, got {force!r}")
         self._point_forces.append((b, self._to_link(b, point, frame, f"point force '{name}'"), f))
         self.point_force_names.append(name)
         return len(self._point_forces) - 1
@@ -262,7 +320,7 @@ class Scene:
             raise ModelError(f"point force {index}: no such point force (the scene has {len(self._point_forces)})")
         name = self.point_force_names[index]
         b, x, _ = self._point_forces[index]
-        f = np.asarray(force, float).reshape(-1)
+        f = _floats(force, f"point force '{name}': force").reshape(-1)
         if f.shape != (3,) or not np.all(np.isfinite(f)):
             raise ModelError(f"point force '{name}': force must be 3 finite numbers, got {force!r}")
         if body is not None:
@@ -298,10 +356,18 @@ class Scene:
         """A force that travels along [(body, start, end), …] from t_start to t_end (e.g. a car)."""
         name = name or f"load{len(self.moving_loads)}"
         segs = []
+        if not isinstance(path, (list, tuple)) or not all(isinstance(seg, (list, tuple)) and len(seg) == 3 for seg in path):
+            raise ModelError(f"moving load '{name}': path must be a list of (body, start, end), got {path!r}")
         for body, s, e in path:
             b = self.body(body, f"moving load '{name}'")
             segs.append((b, self._to_link(b, s, frame, name), self._to_link(b, e, frame, name)))
-        load = MovingLoad(name, np.asarray(force, float).reshape(3), segs, float(t_start), float(t_end))
+        f = _floats(force, f"moving load '{name}': force").reshape(-1)
+        if f.shape != (3,) or not np.all(np.isfinite(f)):
+            raise ModelError(f"moving load '{name}': force must be 3 finite numbers, got {force!r}")
+        t0, t1 = _scalar(t_start, f"moving load '{name}': t_start"), _scalar(t_end, f"moving load '{name}': t_end")
+        if not (np.isfinite(t0) and np.isfinite(t1) and t0 <= t1):
+            raise ModelError(f"moving load '{name}': needs finite t_start ≤ t_end, got {t_start!r}, {t_end!r}")
+        load = MovingLoad(name, f, segs, t0, t1)
         self.moving_loads.append(load)
         return load
 
@@ -315,21 +381,17 @@ class Scene:
         """
         name = name or f"loop{len(self.loop_closures)}"
         what = f"loop closure '{name}'"
-        if kind not in LOOP_KINDS:
+        if not isinstance(kind, str) or kind not in LOOP_KINDS:
             raise ModelError(f"{what}: unknown kind {kind!r}; expected one of {', '.join(LOOP_KINDS)}")
         a, b = self.body(body_a, what), self.body(body_b, what)
         if a == b:
             raise ModelError(f"{what}: constrains body '{self._body_name(a)}' to itself")
         if frame != "world":
             raise ModelError(f"{what}: loop closures take a world point (frame='world')")
-        x = np.asarray(point, float)
-        la, lb = self._to_link(a, x, "world", what), self._to_link(b, x, "world", what)
-        ax = np.asarray(axis, float)
-        if np.linalg.norm(ax) < 1e-9:
-            raise ModelError(f"{what}: axis has zero length")
-        ax = ax / np.linalg.norm(ax)
-        ax2 = np.asarray(axis_b if axis_b is not None else np.cross(ax, [1.0, 0, 0]) if abs(ax[0]) < 0.9 else np.cross(ax, [0, 1.0, 0]), float)
-        ax2 = ax2 / np.linalg.norm(ax2)
+        la, lb = self._to_link(a, point, "world", what), self._to_link(b, point, "world", what)
+        ax = _axis(axis, f"{what}: axis")
+        ax2 = _axis(axis_b if axis_b is not None else np.cross(ax, [1.0, 0, 0]) if abs(ax[0]) < 0.9 else np.cross(ax, [0, 1.0, 0]),
+                    f"{what}: axis_b")
         Ra = np.eye(3) if a == WORLD else self._R0[a]
         Rb = np.eye(3) if b == WORLD else self._R0[b]
         lc = LoopClosure(name, a, la, b, lb, kind, Ra.T @ ax, Rb.T @ ax2, Ra.T @ Rb)
@@ -344,7 +406,12 @@ class Scene:
         friction: Coulomb μ ≥ 0; restitution e in [0, 1]; bodies: names or indices
         (default: every body with a contact shape). Errors name a body without a shape.
         """
-        ground = Ground(height, normal, friction, restitution)
+        try:
+            ground = Ground(height, normal, friction, restitution)
+        except ModelError:
+            raise
+        except (TypeError, ValueError) as e:
+            raise ModelError(f"ground: height, normal, friction and restitution must be numbers ({e})") from None
         colliding_bodies(self.model, bodies)  # validates every shape now, naming the body
         self.ground = ground
         self.contact_bodies = None if bodies is None else [self.body(b, "ground contact") for b in bodies]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from . import joints as J
-from .errors import ModelError
+from .errors import ModelError, SceneFileError
 from .model import ModelBuilder
 from .scene import LOOP_KINDS, WORLD, LoopClosure, Scene
 
@@ -130,9 +130,17 @@ class _Reader:
 
     def __init__(self, source: str):
         self.source = source
+        self.where = "file"  # the element being read, for errors raised below it
 
-    def error(self, what: str, message: str) -> ModelError:
-        return ModelError(f"scene file '{self.source}': {what}: {message}")
+    def error(self, what: str, message: str) -> SceneFileError:
+        return SceneFileError(f"scene file '{self.source}': {what}: {message}")
+
+    def number(self, d, key: str, what: str, default=...) -> float:
+        """A JSON number (not a bool or a string) as float."""
+        v = self.get(d, key, what, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            raise self.error(what, f"'{key}' must be a finite number, got {v!r}")
+        return float(v)
 
     def get(self, d: dict, key: str, what: str, default=...):
         if not isinstance(d, dict):
@@ -166,65 +174,100 @@ class _Reader:
 
 
 def scene_from_dict(data: dict, source: str = "<dict>") -> Scene:
-    """A Scene from JSON data (``scene_to_dict``'s layout or a hand-written file)."""
+    """A Scene from JSON data (``scene_to_dict``'s layout or a hand-written file). Every error is a
+    ``SceneFileError`` (a ``ModelError``) naming the file and the element."""
     rd = _Reader(source)
+    try:
+        return _scene_from_dict(rd, data, source)
+    except SceneFileError:
+        raise
+    except ModelError as e:  # from the builder or Scene: they name the element already
+        raise SceneFileError(f"scene file '{source}': {e}") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:  # a field of the wrong kind
+        raise SceneFileError(f"scene file '{source}': {rd.where}: invalid value ({type(e).__name__}: {e})") from None
+
+
+def _scene_from_dict(rd: _Reader, data, source: str) -> Scene:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ModelError(f"scene file '{source}': not a scene file (expected \"format\": \"{FORMAT}\")")
-    if data.get("version", VERSION) > VERSION:
-        raise ModelError(f"scene file '{source}': version {data['version']} is newer than this engine reads ({VERSION})")
+        raise SceneFileError(f"scene file '{source}': not a scene file (expected \"format\": \"{FORMAT}\")")
+    version = data.get("version", VERSION)
+    if isinstance(version, bool) or not isinstance(version, (int, float)):
+        raise rd.error("version", f"must be a number, got {version!r}")
+    if version > VERSION:
+        raise SceneFileError(f"scene file '{source}': version {version} is newer than this engine reads ({VERSION})")
     builder = ModelBuilder(gravity=rd.numbers(data, "gravity", "gravity", 3, [0.0, 0.0, -9.81]))
     for k, spec in enumerate(rd.items(data, "bodies")):
-        what = f"body {k}"
+        what = rd.where = f"body {k}"
         name = rd.get(spec, "name", what)
-        what = f"body '{name}'"
+        what = rd.where = f"body '{name}'"
         limits = rd.get(spec, "limits", what, None)
         if limits is not None:
             try:
-                limits = tuple(np.array([np.nan if v is None else v for v in side], float) for side in limits)
+                lower, upper = limits  # null: an open side
+                limits = tuple(np.array([fill if v is None else v for v in side], float)
+                               for side, fill in ((lower, -np.inf), (upper, np.inf)))
             except (TypeError, ValueError):
                 raise rd.error(what, f"'limits' must be [[lower…], [upper…]], got {limits!r}") from None
-            limits = (np.where(np.isnan(limits[0]), -np.inf, limits[0]), np.where(np.isnan(limits[1]), np.inf, limits[1]))
         try:
             builder.add_body(
                 name, parent=-1 if spec.get("parent") in (None, "world") else spec["parent"], joint=rd.get(spec, "joint", what),
                 axis=rd.numbers(spec, "axis", what, 3, [0.0, 0.0, 1.0]),
                 joint_origin=rd.numbers(spec, "joint_origin", what, 3, [0.0, 0.0, 0.0]),
                 joint_rotation=rd.numbers(spec, "joint_rotation", what, None, None),
-                mass=float(rd.get(spec, "mass", what)), com=rd.numbers(spec, "com", what, 3, [0.0, 0.0, 0.0]),
+                mass=rd.number(spec, "mass", what), com=rd.numbers(spec, "com", what, 3, [0.0, 0.0, 0.0]),
                 inertia=rd.numbers(spec, "inertia", what, None, None), joint_name=spec.get("joint_name"),
                 limits=limits, shape=spec.get("shape"))
+        except SceneFileError:
+            raise
         except ModelError as e:
-            raise ModelError(f"scene file '{source}': {e}") from None
+            raise SceneFileError(f"scene file '{source}': {e}") from None
         except (TypeError, ValueError) as e:
             raise rd.error(what, str(e)) from None
+    rd.where = "bodies"
     try:
         model = builder.finalize()
+    except ModelError as e:
+        raise rd.error("bodies", str(e)) from None
+    try:
         scene = Scene(model, name=str(data.get("name", Path(source).stem)),
                       q0=rd.numbers(data, "q0", "q0", model.nq, None), qd0=rd.numbers(data, "qd0", "qd0", model.nv, None))
         _add_forces(rd, data, scene)
         ground = rd.get(data, "ground", "ground", None)
+        rd.where = "ground"
         if ground is not None:
-            scene.set_ground(rd.get(ground, "height", "ground", 0.0), rd.numbers(ground, "normal", "ground", 3, (0, 0, 1)),
-                             rd.get(ground, "friction", "ground", 0.8), rd.get(ground, "restitution", "ground", 0.0),
-                             bodies=rd.get(ground, "bodies", "ground", None))
+            scene.set_ground(rd.number(ground, "height", "ground", 0.0), rd.numbers(ground, "normal", "ground", 3, (0, 0, 1)),
+                             rd.number(ground, "friction", "ground", 0.8), rd.number(ground, "restitution", "ground", 0.0),
+                             bodies=_body_list(rd, ground, "ground"))
         pairs = rd.get(data, "body_contacts", "body_contacts", None)
+        rd.where = "body_contacts"
         if pairs is not None:
-            scene.set_body_contacts(rd.get(pairs, "friction", "body_contacts", 0.5),
-                                    bodies=rd.get(pairs, "bodies", "body_contacts", None))
+            scene.set_body_contacts(rd.number(pairs, "friction", "body_contacts", 0.5),
+                                    bodies=_body_list(rd, pairs, "body_contacts"))
+    except SceneFileError:
+        raise
     except ModelError as e:
-        if str(e).startswith(f"scene file '{source}'"):
-            raise
-        raise ModelError(f"scene file '{source}': {e}") from None
-    scene.metadata.update(rd.get(data, "metadata", "metadata", {}) or {})
+        raise SceneFileError(f"scene file '{source}': {e}") from None
+    metadata = rd.get(data, "metadata", "metadata", {}) or {}
+    if not isinstance(metadata, dict):
+        raise rd.error("metadata", f"expected an object, got {type(metadata).__name__}")
+    scene.metadata.update(metadata)
     return scene
+
+
+def _body_list(rd: _Reader, spec: dict, what: str):
+    bodies = rd.get(spec, "bodies", what, None)
+    if bodies is not None and (not isinstance(bodies, list) or not all(isinstance(b, (str, int)) and not isinstance(b, bool)
+                                                                       for b in bodies)):
+        raise rd.error(what, f"'bodies' must be a list of body names or indices, got {bodies!r}")
+    return bodies
 
 
 def _add_forces(rd: _Reader, data: dict, scene: Scene) -> None:
     model = scene.model
     for k, spec in enumerate(rd.items(data, "joint_springs")):
-        what = f"joint spring {k}"
+        what = rd.where = f"joint spring {k}"
         joint = rd.get(spec, "joint", what)
-        if joint not in model.joint_names:
+        if not isinstance(joint, str) or joint not in model.joint_names:
             raise rd.error(what, f"no joint named '{joint}'")
         qs, vs = model.q_slice(joint), model.v_slice(joint)
         for key, arr, sl in (("stiffness", scene.joint_stiffness, vs), ("damping", scene.joint_damping, vs)):
@@ -244,35 +287,35 @@ def _add_forces(rd: _Reader, data: dict, scene: Scene) -> None:
         raise rd.error("body_damping", f"must be ≥ 0, one number or one per body ({model.n_bodies})")
     scene.body_damping[:] = bd
     for k, spec in enumerate(rd.items(data, "springs")):
-        what = f"spring {k}"
+        what = rd.where = f"spring {k}" if not isinstance(spec.get("name"), str) else f"spring '{spec['name']}'"
         kind = rd.get(spec, "type", what, "spring")
         add = {"spring": scene.add_spring, "cable": scene.add_cable}.get(kind)
         if kind == "damper":
             scene.add_damper(spec.get("body_a"), rd.numbers(spec, "point_a", what, 3), spec.get("body_b"),
-                             rd.numbers(spec, "point_b", what, 3), float(rd.get(spec, "damping", what)),
+                             rd.numbers(spec, "point_b", what, 3), rd.number(spec, "damping", what),
                              frame=spec.get("frame", "world"), name=spec.get("name"))
             continue
         if add is None:
             raise rd.error(what, f"unknown type {kind!r}; expected 'spring', 'cable' or 'damper'")
         add(spec.get("body_a"), rd.numbers(spec, "point_a", what, 3), spec.get("body_b"), rd.numbers(spec, "point_b", what, 3),
-            float(rd.get(spec, "stiffness", what)), damping=float(spec.get("damping", 0.0)),
-            rest_length=spec.get("rest_length"), frame=spec.get("frame", "world"), name=spec.get("name"))
+            rd.number(spec, "stiffness", what), damping=rd.number(spec, "damping", what, 0.0),
+            rest_length=None if spec.get("rest_length") is None else rd.number(spec, "rest_length", what), frame=spec.get("frame", "world"), name=spec.get("name"))
     for k, spec in enumerate(rd.items(data, "point_forces")):
-        what = f"point force {k}"
+        what = rd.where = f"point force {k}"
         scene.add_point_force(rd.get(spec, "body", what), rd.numbers(spec, "point", what, 3),
                               rd.numbers(spec, "force", what, 3), frame=spec.get("frame", "world"), name=spec.get("name"))
     for k, spec in enumerate(rd.items(data, "moving_loads")):
-        what = f"moving load {k}"
+        what = rd.where = f"moving load {k}"
         path = [(rd.get(seg, "body", what), rd.numbers(seg, "start", what, 3), rd.numbers(seg, "end", what, 3))
                 for seg in rd.get(spec, "path", what)]
-        scene.add_moving_load(rd.numbers(spec, "force", what, 3), path, float(rd.get(spec, "t_start", what)),
-                              float(rd.get(spec, "t_end", what)), frame=spec.get("frame", "world"), name=spec.get("name"))
+        scene.add_moving_load(rd.numbers(spec, "force", what, 3), path, rd.number(spec, "t_start", what),
+                              rd.number(spec, "t_end", what), frame=spec.get("frame", "world"), name=spec.get("name"))
     for k, spec in enumerate(rd.items(data, "loop_closures")):
         _add_closure(rd, scene, k, spec)
 
 
 def _add_closure(rd: _Reader, scene: Scene, k: int, spec: dict) -> None:
-    what = f"loop closure {k}"
+    what = rd.where = f"loop closure {k}"
     name = spec.get("name") if isinstance(spec, dict) else None
     kind = rd.get(spec, "kind", what, "point")
     if spec.get("frame", "world") == "world":  # the hand-written form: one world point and world axes
@@ -281,8 +324,8 @@ def _add_closure(rd: _Reader, scene: Scene, k: int, spec: dict) -> None:
                                axis_b=rd.numbers(spec, "axis_b", what, 3, None), name=name)
         return
     name = name or f"loop{len(scene.loop_closures)}"
-    what = f"loop closure '{name}'"
-    if kind not in LOOP_KINDS:
+    what = rd.where = f"loop closure '{name}'"
+    if not isinstance(kind, str) or kind not in LOOP_KINDS:
         raise rd.error(what, f"unknown kind {kind!r}; expected one of {', '.join(LOOP_KINDS)}")
     a, b = scene.body(spec.get("body_a"), what), scene.body(spec.get("body_b"), what)
     if a == b:
@@ -291,19 +334,21 @@ def _add_closure(rd: _Reader, scene: Scene, k: int, spec: dict) -> None:
     if min(np.linalg.norm(x) for x in axes) < 1e-9:
         raise rd.error(what, "axis has zero length")
     rest = rd.numbers(spec, "rest_rotation", what, 9, np.eye(3).ravel()).reshape(3, 3)
+    if np.abs(rest @ rest.T - np.eye(3)).max() > 1e-6 or np.linalg.det(rest) < 0:
+        raise rd.error(what, f"'rest_rotation' must be a rotation matrix (orthonormal, det +1), got {rest.tolist()}")
     scene.loop_closures.append(LoopClosure(name, a, rd.numbers(spec, "point_a", what, 3), b, rd.numbers(spec, "point_b", what, 3),
                                            kind, axes[0] / np.linalg.norm(axes[0]), axes[1] / np.linalg.norm(axes[1]), rest))
 
 
 def load_scene(path) -> Scene:
-    """Read a JSON scene file (str or Path); raises ModelError naming the file and element."""
+    """Read a JSON scene file (str or Path); raises SceneFileError naming the file and element."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise ModelError(f"cannot read scene file '{p}': {getattr(e, 'strerror', None) or e}") from None
+        raise SceneFileError(f"cannot read scene file '{p}': {getattr(e, 'strerror', None) or e}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ModelError(f"scene file '{p}': not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+        raise SceneFileError(f"scene file '{p}': not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
     return scene_from_dict(data, str(p))

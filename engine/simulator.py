@@ -9,6 +9,8 @@ import numpy as np
 from .errors import SimulationError
 from .model import State
 from .scene import Scene
+from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_options, check_step_count
+from .solvers.joint_limits import check_enforce_limits
 from .solvers.registry import SOLVERS, STEPPERS, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
 
 
@@ -17,13 +19,17 @@ class SimulationStats:
     """Per-run statistics. ``iterations``: PCG iterations of each step — the most any of
     the step's linear solves needed (one solve without loop closures, 1 + rows with them;
     0 for the direct solvers); ``total_iterations``: summed over those solves;
-    ``constraint_error``: largest loop-closure violation after the last step (m)."""
+    ``constraint_error``: largest loop-closure violation after the last step (m); ``converged``:
+    per step, False when a PCG solve stopped at ``max_iter`` (always True for the other solvers);
+    ``unconverged_steps``: how many such steps."""
 
     steps: int = 0
     iterations: list = field(default_factory=list)
     total_iterations: list = field(default_factory=list)
     constraint_error: float = 0.0
     wall_seconds: float = 0.0
+    converged: list = field(default_factory=list)  # per step: False when a PCG solve hit max_iter
+    unconverged_steps: int = 0
 
     @property
     def mean_iterations(self) -> float:
@@ -35,8 +41,14 @@ class Simulator:
 
     solver: ``"explicit"`` (ABA + symplectic Euler), ``"pcg"``, ``"direct"``,
     ``"dense"`` (RedMax linearly implicit step, Eq. 2.13). Options for the
-    RedMax solvers: ``tol`` (PCG relative residual, default 1e-8), ``max_iter``,
-    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``).
+    RedMax solvers: ``tol`` (PCG relative residual in (0, 1), default 1e-8), ``max_iter`` (≥ 1,
+    default 500), ``on_unconverged`` (``"warn"`` once, default; ``"raise"`` a ConvergenceError;
+    ``"ignore"``) for a PCG solve that stops at ``max_iter`` (counted in ``stats.unconverged_steps``),
+    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``). Joint limits
+    (``model.joint_lower``/``upper``) are enforced by every solver but ``baraff`` and
+    ``hard-constraints`` (which refuse a limited scene) unless ``enforce_limits=False``;
+    ``limit_options``: dict for ``engine.solvers.joint_limits.JointLimits`` (``restitution``,
+    default 0; ``baumgarte``, ``slop``, ``margin``).
     ``"baraff"``: maximal coordinates with Lagrange multipliers (seed 002; gravity, joints and loop
     closures only), options ``method`` (``"sparse"``, ``"dense"``, ``"naive"``), ``integrator``,
     ``alpha``/``beta`` (Baumgarte), ``post_stabilize`` — see ``engine.solvers.baraff``.
@@ -53,8 +65,9 @@ class Simulator:
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
         if solver not in STEPPERS:
             raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(STEPPERS)}")
-        if not (dt > 0 and np.isfinite(dt)):
-            raise ValueError(f"dt must be a positive number of seconds, got {dt}")
+        dt = check_options(dt, options)
+        check_closures_feasible(scene)
+        on_unconverged = options.pop("on_unconverged", "warn")
         self.scene = scene
         self.model = scene.model
         self.solver = solver
@@ -63,22 +76,33 @@ class Simulator:
         self.stats = SimulationStats()
         contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
                    **options.pop("contact_options", {})}
-        self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact, **options)
+        enforce = check_enforce_limits(options.pop("enforce_limits", True))
+        limit_options = options.pop("limit_options", {})
+        self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact,
+                                     limits=limit_options if enforce else None, **options)
+        self._monitor = ConvergenceMonitor(getattr(self._stepper, "iterative", False), on_unconverged,
+                                           options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", 1e-8))
 
     @property
     def contact(self):
         """The stepper's contact stage (``engine.contact.ContactHandler``), or None."""
         return self._stepper.contact
 
+    @property
+    def limits(self):
+        """The stepper's joint-limit stage (``engine.solvers.joint_limits.JointLimits``), or None."""
+        return getattr(self._stepper, "limits", None)
+
     def step(self, n: int = 1) -> State:
         """Advance n steps; raises SimulationError (naming the step and quantity) on divergence."""
         t0 = time.perf_counter()
         stepper, stats = self._stepper, self.stats
-        for _ in range(int(n)):
+        for _ in range(check_step_count(n)):
             s = self.state
             for controller in self.scene.controllers:
                 controller(self.scene, s.t)
             new = stepper.step(s, self.scene.control(s.t))
+            self._monitor.record(stats, stepper.stats.iterations, stats.steps + 1, s.t + self.dt)  # may raise: state kept
             self._check(new.q, new.qd)
             self.state = new
             stats.steps += 1
@@ -91,6 +115,9 @@ class Simulator:
     def _check(self, q, qd):
         step = self.stats.steps + 1
         hint = self._stepper.divergence_hint
+        if self.stats.unconverged_steps:  # an unconverged solve is the likelier cause than dt
+            hint = (f"PCG hit max_iter on {self.stats.unconverged_steps} step(s) before this; raise max_iter "
+                    "or use the 'direct' solver")
         for name, x in (("q", q), ("qd", qd)):
             if not np.all(np.isfinite(x)):
                 raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "

@@ -14,8 +14,12 @@ moving joint needs inertia behind it). A massless root is kept as a massless
 body fixed to the world (so body names always equal link names and body 0 is
 the root); a floating base needs an ``<inertial>``. ``<limit>`` gives joint
 limits for revolute/prismatic joints (a missing ``lower``/``upper`` side is
-unbounded); ``continuous`` joints are unlimited. ``<dynamics>``, ``<mimic>``,
-``<visual>``, ``<collision>`` and ``<gazebo>`` are ignored.
+unbounded); ``continuous`` joints are unlimited; limits are enforced by the simulator
+(``engine.solvers.joint_limits``). ``<mimic>`` (a joint that copies another)
+is refused with a ``URDFError`` naming the joint: the engine has no joint
+coupling, and ignoring it would simulate a different robot. ``<dynamics>``,
+``<visual>``, ``<collision>`` and ``<gazebo>`` are ignored. Inertias must be
+positive definite with principal moments obeying the triangle inequality.
 
 Bodies are added parents first (depth-first from the root, children in file
 order), so ``model.body_index(link)`` follows that order. Units: SI (m, kg,
@@ -93,8 +97,12 @@ def _parse_link(link):
         raise URDFError(f"{what}: <inertial> has no <inertia>")
     ixx, ixy, ixz, iyy, iyz, izz = (_attr(ie, k, f"{what} inertia") for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
     I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    if np.linalg.eigvalsh(I).min() <= 0:
+    ev = np.linalg.eigvalsh(I)
+    if ev.min() <= 0:
         raise URDFError(f"{what}: inertia tensor is not positive definite")
+    if ev[0] + ev[1] < ev[2] * (1.0 - 1e-9):
+        raise URDFError(f"{what}: inertia principal moments {ev.tolist()} break the triangle inequality "
+                        f"({ev[0]:g} + {ev[1]:g} < {ev[2]:g}); no rigid body has this inertia")
     return dict(name=name, mass=mass, com=com, inertia=R @ I @ R.T)
 
 
@@ -104,6 +112,9 @@ def _parse_joint(joint):
     jtype = joint.get("type")
     if jtype not in _JOINT_TYPES:
         raise URDFError(f"{what}: unsupported joint type {jtype!r} (supported: {', '.join(_JOINT_TYPES)})")
+    if joint.find("mimic") is not None:
+        raise URDFError(f"{what}: <mimic> (joint '{joint.find('mimic').get('joint')}' copied) is not supported: the "
+                        "engine has no joint coupling; remove the <mimic> to simulate the joint as independent")
     parent, child = joint.find("parent"), joint.find("child")
     if parent is None or parent.get("link") is None or child is None or child.get("link") is None:
         raise URDFError(f"{what}: needs <parent link=...> and <child link=...>")

@@ -102,7 +102,7 @@ def planar_trees(draw):
         parent = int(rng.integers(-1, i)) if i else -1
         origin = (rng.normal(), rng.normal(), 0.0) if parent >= 0 else (0.0, 0.0, 0.0)
         b.add_body(f"b{i}", parent=parent, joint="revolute", axis=(0, 0, 1), joint_origin=origin,
-                   com=(0.0, 2.0, 0.0), mass=1.0 + rng.random(), inertia=(2.0, 0.1, 2.2))
+                   com=(0.0, 2.0, 0.0), mass=1.0 + rng.random(), inertia=(2.1, 0.1, 2.2))  # Ixx + Iyy ≥ Izz (a physical rod)
     model = b.finalize()
     q = rng.normal(size=model.nv)
     qd = rng.normal(size=model.nv)

@@ -98,7 +98,7 @@ def test_inertial_rpy_rotates_the_tensor_into_link_axes():
     model = engine.load_urdf(DATA / "branched_arm.urdf")
     # upper_l: <origin xyz="0 0 0.2" rpy="0.3 0 0.2"/>, R = Rz(0.2) Ry(0) Rx(0.3)
     R = _Rz(0.2) @ _Rx(0.3)
-    I = np.array([[0.02, 0.001, 0], [0.001, 0.03, 0], [0, 0, 0.005]])
+    I = np.array([[0.02, 0.001, 0], [0.001, 0.03, 0], [0, 0, 0.012]])
     expected = spatial_inertia(1.5, np.array([0, 0, 0.2]), R @ I @ R.T)
     assert np.allclose(model.tree.link_inertia[model.body_index("upper_l")], expected, atol=1e-12)
     # slider_r: rpy="0 0.5 0" with an off-diagonal ixz

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
+from ..joints import FREE, SPHERICAL, UNIT_QUATERNION_TOL
 
 
 def _offender(model, index: int, starts, sizes) -> str:
@@ -14,8 +15,19 @@ def _offender(model, index: int, starts, sizes) -> str:
 
 
 def as_q(model, q, name: str = "q") -> np.ndarray:
-    """(nq,) contiguous float64 copy-free view of q, or a ModelError naming the joint."""
-    return _as_vector(model, q, model.nq, model.q_start, model.joint_nq, name)
+    """(nq,) contiguous float64 copy-free view of q, or a ModelError naming the joint; quaternions
+    must have unit norm to ``joints.UNIT_QUATERNION_TOL`` (the one rule: raise, never renormalise)."""
+    a = _as_vector(model, q, model.nq, model.q_start, model.joint_nq, name)
+    joints = np.flatnonzero((model.joint_type == SPHERICAL) | (model.joint_type == FREE))
+    if len(joints):
+        starts = model.q_start[joints] + np.where(model.joint_type[joints] == FREE, 3, 0)
+        norms = np.sqrt((a[starts[:, None] + np.arange(4)] ** 2).sum(axis=1))
+        bad = np.flatnonzero(np.abs(norms - 1.0) > UNIT_QUATERNION_TOL)
+        if len(bad):
+            j, s, n = joints[bad[0]], starts[bad[0]], norms[bad[0]]
+            raise ModelError(f"{name}: the quaternion of joint '{model.joint_names[j]}' (q[{s}:{s + 4}]) has norm "
+                             f"{n:.6g}; quaternions must have unit length (to {UNIT_QUATERNION_TOL:g})")
+    return a
 
 
 def as_v(model, v, name: str) -> np.ndarray:
@@ -24,7 +36,12 @@ def as_v(model, v, name: str) -> np.ndarray:
 
 
 def _as_vector(model, x, size, starts, sizes, name) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
+    try:
+        if isinstance(x, (str, bytes, dict)):
+            raise TypeError
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: expected {size} numbers, got {x!r}") from None
     if a.shape != (size,):
         raise ModelError(f"{name}: expected shape ({size},), got {np.shape(x)}")
     if not np.all(np.isfinite(a)):

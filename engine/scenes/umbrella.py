@@ -43,7 +43,7 @@ def _runner_height(angle):
     return TUBE_LENGTH - 2 * RIB_ATTACH * np.cos(angle)
 
 
-def _chain(b, prefix, parent, origin, rotation, length, n, mass):
+def _chain(b, prefix, parent, origin, rotation, length, n, mass, limits=None):
     seg = length / n
     t = mass / n * seg * seg / 12
     names = []
@@ -51,16 +51,26 @@ def _chain(b, prefix, parent, origin, rotation, length, n, mass):
         name = f"{prefix}_{i}"
         b.add_body(name, parent=parent, joint="universal", joint_origin=origin if i == 0 else (0, 0, seg),
                    joint_rotation=rotation if i == 0 else None, com=(0, 0, seg / 2), mass=mass / n,
-                   inertia=(t + 1e-6, t + 1e-6, 1e-6), joint_name=f"{name}_joint")
+                   inertia=(t + 1e-6, t + 1e-6, 1e-6), joint_name=f"{name}_joint", limits=limits if i == 0 else None)
         names.append(name)
         parent = name
     return names, seg
 
 
-def umbrella(n_rib: int = 4) -> Scene:
-    """The umbrella with ribs and stretchers of ``n_rib`` bodies each (dofs = 32·n_rib + 1)."""
+def umbrella(n_rib: int = 4, rib_limit: float | None = None) -> Scene:
+    """The umbrella with ribs and stretchers of ``n_rib`` bodies each (dofs = 32·n_rib + 1).
+
+    rib_limit: an opening stop (rad from the downward vertical, between the folded 0.15 and the
+    open ≈ 1.2) on every rib's first joint — a joint limit on the universal joint's second angle,
+    which is CLOSED_ANGLE minus the rib's angle; None (default): no stop."""
     if n_rib < 2:
         raise ValueError("umbrella: n_rib must be at least 2")
+    rib_limits = None
+    if rib_limit is not None:
+        rib_limit = float(rib_limit)
+        if not CLOSED_ANGLE < rib_limit < np.pi / 2:
+            raise ValueError(f"umbrella: rib_limit must be between {CLOSED_ANGLE} and π/2 rad, got {rib_limit}")
+        rib_limits = ((-np.inf, CLOSED_ANGLE - rib_limit), (np.inf, np.inf))
     b = ModelBuilder()
     b.add_body("tube", joint="fixed", com=(0, 0, TUBE_LENGTH / 2), mass=0.3, inertia=(0.025, 0.025, 1e-4),
                joint_name="tube_mount")
@@ -69,7 +79,8 @@ def umbrella(n_rib: int = 4) -> Scene:
     ribs, stretchers = [], []
     for k in range(N_RIBS):
         th = 2 * np.pi * k / N_RIBS
-        r, seg = _chain(b, f"rib{k}", "tube", (0, 0, TUBE_LENGTH), _rot(th, np.pi - CLOSED_ANGLE), RIB_LENGTH, n_rib, RIB_MASS)
+        r, seg = _chain(b, f"rib{k}", "tube", (0, 0, TUBE_LENGTH), _rot(th, np.pi - CLOSED_ANGLE), RIB_LENGTH, n_rib, RIB_MASS,
+                        rib_limits)
         s, sseg = _chain(b, f"stretcher{k}", "runner", (0, 0, 0), _rot(th, CLOSED_ANGLE), RIB_ATTACH, n_rib, RIB_MASS / 2)
         ribs.append(r)
         stretchers.append(s)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .joint_limits import refuse_limits
 from ..algorithms.kinematics import link_poses
 from ..energy import energy
 from ..errors import ModelError
@@ -323,7 +324,8 @@ class SceneStepper:
     contact = None
 
     def __init__(self, scene, dt, *, method="sparse", integrator="symplectic", alpha=0.0, beta=0.0,
-                 post_stabilize=True, tol=1e-10, max_projections=5, planar=None, contact=None):
+                 post_stabilize=True, tol=1e-10, max_projections=5, planar=None, contact=None, limits=None):
+        refuse_limits(scene, limits, "baraff")  # no limit stage here
         extras = [f"{len(scene.pairs)} springs/cables" if len(scene.pairs) else "",
                   f"{len(scene.point_forces)} point forces" if len(scene.point_forces) else "",
                   f"{len(scene.moving_loads)} moving loads" if scene.moving_loads else "",

@@ -1,6 +1,6 @@
 """The explicit step: ABA + symplectic Euler, with the same forces and contact stages as RedMax.
 
-    q̈ = ABA(q, q̇, τ = f_r − D_r q̇, f_m − D_m φ),   q̇⁺ = contact(q, q̇ + h q̈),   q⁺ = q ⊕ h q̇⁺
+    q̈ = ABA(q, q̇, τ = f_r − D_r q̇, f_m − D_m φ),   q̇⁺ = limits(contact(q, q̇ + h q̈)),   q⁺ = q ⊕ h q̇⁺
 
 Stiff springs need a small h here (the implicit ``"pcg"`` step takes them at large h).
 """
@@ -14,6 +14,7 @@ from ..forces.evaluator import ForceEvaluator
 from ..integrators import integrate
 from ..model import State
 from ..stepper import StepStats
+from .joint_limits import limit_stage
 
 
 class ExplicitStepper:
@@ -21,7 +22,8 @@ class ExplicitStepper:
 
     divergence_hint = "try a smaller dt or the implicit 'pcg' solver"
 
-    def __init__(self, scene, dt: float, *, geometric_stiffness: bool = False, contact: dict | None = None):
+    def __init__(self, scene, dt: float, *, geometric_stiffness: bool = False, contact: dict | None = None,
+                 limits: dict | None = None):
         if scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
         self.scene, self.model, self.dt = scene, scene.model, float(dt)
@@ -29,6 +31,7 @@ class ExplicitStepper:
         self.forces = ForceEvaluator(scene, geometric_stiffness)
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)
+        self.limits = limit_stage(scene, self.dt, limits)  # joint limits after contact, in the metric M
 
     def step(self, state, control):
         model, ws, fe, h = self.model, self.ws, self.forces, self.dt
@@ -40,6 +43,8 @@ class ExplicitStepper:
         qd_new = qd + h * qdd
         if self.contact is not None:
             qd_new = self.contact.apply(q, qd_new)
+        if self.limits is not None:
+            qd_new = self.limits.apply(q, qd_new)
         return State(integrate(model, q, qd_new, h), qd_new, state.t + h)
 
     def energy(self, state, control) -> float:

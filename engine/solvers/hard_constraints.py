@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
 
+from .joint_limits import refuse_limits
 from ..algorithms.kinematics import link_poses
 from ..contact.shapes import candidate_points, colliding_bodies, ground_contacts
 from ..contact.jacobian import tangent_basis
@@ -398,7 +399,8 @@ class HardConstraintStepper:
     contact = None
 
     def __init__(self, scene, dt: float, *, integrator: str = "verlet", tol: float = 1e-9, max_iter: int = 30,
-                 motors=(), contact_sweeps: int = 3, contact=None):
+                 motors=(), contact_sweeps: int = 3, contact=None, limits=None):
+        refuse_limits(scene, limits, "hard-constraints")  # no limit stage here
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")
         extras = [e for e, present in (("springs/cables", len(scene.pairs)), ("point forces", len(scene.point_forces)),

@@ -44,6 +44,7 @@ from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
 from ..contact.handler import contact_stage
+from .joint_limits import limit_stage
 from ..forces.evaluator import ForceEvaluator
 from ..integrators import integrate
 from ..model import State
@@ -161,13 +162,15 @@ class RedMaxStepper:
     """The RedMax step of one scene (``engine.stepper`` contract): holds its preallocated buffers.
 
     contact: options of the contact stage (``engine.contact.handler.contact_stage``), used when
-    the scene has a ground or body contacts."""
+    the scene has a ground or body contacts; limits: options of the joint-limit stage
+    (``engine.solvers.joint_limits.limit_stage``; None: limits not enforced)."""
 
     divergence_hint = "try a smaller dt"
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
                  ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False,
-                 threads: int = 2, closure_method: str = "projected", contact: dict | None = None):
+                 threads: int = 2, closure_method: str = "projected", contact: dict | None = None,
+                 limits: dict | None = None):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         if closure_method not in CLOSURE_METHODS:
@@ -177,6 +180,7 @@ class RedMaxStepper:
         self.model = model = scene.model
         self.dt = float(dt)
         self.linear_solver = linear_solver
+        self.iterative = linear_solver == "pcg"  # its solves can stop at max_iter (the Simulator counts those)
         self.tol, self.max_iter = float(tol), int(max_iter)
         self.ordering = ordering
         self.post_stabilize = post_stabilize
@@ -203,6 +207,7 @@ class RedMaxStepper:
         self._csc = None
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
+        self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
 
     # ------------------------------------------------------------ forces
     def reduced_forces(self, q, rest=None):
@@ -381,6 +386,8 @@ class RedMaxStepper:
         self.qd_guess = qd_new
         if self.contact is not None:
             qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
+        if self.limits is not None:
+            qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         q_new = integrate(model, q, qd_new, h)
         constraint_error = 0.0
         if closures and self.post_stabilize:

@@ -1,0 +1,270 @@
+"""Joint limits as unilateral velocity constraints, applied after a step's velocity solve.
+
+Every finite bound in ``model.joint_lower`` / ``joint_upper`` is one coordinate x of a joint:
+
+* revolute, prismatic, universal: x = q of that dof (rad or m); its rate is the dof's velocity,
+  so the row is the unit row e_d;
+* spherical: x = the k-th component of the rotation vector φ = log(quaternion) (rad, the
+  convention of ``engine.scenes.characters`` and of Blender's Limit Rotation for single-axis
+  turns); its rate is φ̇ = J_r⁻¹(φ) ω, so the row is the k-th row of J_r⁻¹(φ) on the joint's
+  three dofs (ω in child coordinates);
+* free joints take no limits (``ModelError``).
+
+With l(v) = s·(row · v) (s = +1 at a lower bound, −1 at an upper one) and g ≥ 0 inside the
+range, the stage finds impulses λ ≥ 0 with
+
+    v⁺ = v* + W' Lᵀ S λ,     l(v⁺) ≥ target,     λ ⊥ (l(v⁺) − target),
+
+by projected Gauss–Seidel on the limit-space inertia L W' Lᵀ. W = M̃⁻¹ is the step's own metric
+(the tree part of M̃ = M + h D + h² K, as the contact stage uses; M for the explicit solver), and
+with loop closures G, W' = W − W Gᵀ (G W Gᵀ)⁺ G W: the limit impulses then leave G v unchanged,
+so the closures keep the velocities their own solve gave them. The target of a bound is
+
+* inside, gap g ≥ 0: −g/h — the coordinate may reach the bound during the step but not pass it
+  (speculative: no overshoot at any speed, hence no tunnelling);
+* violated, g < 0: β (−g − slop)/h — Baumgarte push-back of what exceeds ``slop`` at rate β;
+* ``restitution`` e (default 0, a perfectly inelastic stop): an impact (at the bound, within
+  ``slop``, and approaching faster than ``bounce_speed``) leaves at no less than e times its
+  approach speed. A fast approach is first brought exactly onto the bound by the speculative
+  target; the impact is the next step's.
+
+Only bounds within ``margin`` of being reached this step enter the solve; a bound the impulses
+of the others would push past is added and the solve repeated.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+from ..algorithms.kinematics import joint_pass, world_pass
+from ..algorithms.minv import minv
+from ..errors import ModelError, SimulatorOptionError
+from ..joints import FREE, SPHERICAL
+from .constraints import closure_arrays, constraint_jacobian, constraint_rows
+
+
+@kernel
+def unilateral_pgs(A, u, target, lam, max_iter, tol):
+    """In place: λ ≥ 0 (m,) with u = u_free + A λ ≥ target, complementary (A symmetric PSD);
+    u (m,) holds u_free + A λ on entry and the final rates on exit. Returns the sweeps."""
+    m = target.shape[0]
+    sweeps = 0
+    for it in range(max_iter):
+        sweeps = it + 1
+        change = 0.0
+        scale = 1e-300
+        for i in range(m):
+            if A[i, i] <= 0.0:
+                continue
+            new = max(0.0, lam[i] - (u[i] - target[i]) / A[i, i])
+            d = new - lam[i]
+            if d != 0.0:
+                lam[i] = new
+                for j in range(m):
+                    u[j] += A[i, j] * d
+            change = max(change, abs(d))
+            scale = max(scale, abs(new))
+        if change <= tol * scale:
+            break
+    return sweeps
+
+
+@kernel
+def limit_coordinates(q, q_start, v_start, spherical, joint, dof, component, x, coef, idx):
+    """Fill x (m,) — each bound's coordinate — and its rate row in sparse form, ẋ_i = Σ_k coef[i, k]
+    v[idx[i, k]]: the dof itself, or for a ball joint (``spherical[i]``) the rotation vector
+    φ = log(quaternion) (angle in [0, π]) and row k of J_r⁻¹(φ), φ̇ = J_r⁻¹(φ) ω (ω child coordinates)."""
+    P = np.empty((3, 3))
+    for i in range(x.shape[0]):
+        j = joint[i]
+        if not spherical[i]:
+            x[i] = q[q_start[j] + component[i]]
+            coef[i, 0] = 1.0
+            coef[i, 1] = 0.0
+            coef[i, 2] = 0.0
+            for c in range(3):
+                idx[i, c] = dof[i]
+            continue
+        qs = q_start[j]
+        w, a, b, c3 = q[qs], q[qs + 1], q[qs + 2], q[qs + 3]
+        if w < 0.0:  # q and −q: the rotation angle in [0, π]
+            w, a, b, c3 = -w, -a, -b, -c3
+        s = np.sqrt(a * a + b * b + c3 * c3)
+        theta = 2.0 * np.arctan2(s, w)
+        f = theta / s if s > 1e-12 else 2.0
+        phi0, phi1, phi2 = a * f, b * f, c3 * f
+        P[0, 0], P[0, 1], P[0, 2] = 0.0, -phi2, phi1
+        P[1, 0], P[1, 1], P[1, 2] = phi2, 0.0, -phi0
+        P[2, 0], P[2, 1], P[2, 2] = -phi1, phi0, 0.0
+        if theta < 1e-6:
+            g = 1.0 / 12.0
+        else:
+            g = 1.0 / (theta * theta) - (1.0 + np.cos(theta)) / (2.0 * theta * np.sin(theta))
+        k = component[i]
+        x[i] = phi0 if k == 0 else (phi1 if k == 1 else phi2)
+        for c in range(3):
+            pp = 0.0
+            for m in range(3):
+                pp += P[k, m] * P[m, c]
+            coef[i, c] = (1.0 if c == k else 0.0) + 0.5 * P[k, c] + g * pp
+            idx[i, c] = v_start[j] + c
+
+
+class JointLimits:
+    """The joint-limit stage of one scene. ``apply(q, v, inertia, joint_diag) -> v⁺`` (nv,)."""
+
+    def __init__(self, scene, dt: float, *, margin: float = 0.05, baumgarte: float = 0.2, slop: float = 1e-4,
+                 restitution: float = 0.0, bounce_speed: float = 0.1, max_iter: int = 500, tol: float = 1e-12):
+        model = self.model = scene.model
+        self.dt = float(dt)
+        self.margin, self.baumgarte, self.slop = float(margin), float(baumgarte), float(slop)
+        self.restitution, self.bounce_speed = float(restitution), float(bounce_speed)
+        self.max_iter, self.tol = int(max_iter), float(tol)
+        if not 0.0 <= self.restitution <= 1.0:
+            raise SimulatorOptionError(f"limit_options: restitution must be in [0, 1], got {restitution}")
+        rows = []  # (joint, dof index d, component k, lower, upper)
+        for j in range(model.n_bodies):
+            vs, nv = int(model.v_start[j]), int(model.joint_nv[j])
+            for k in range(nv):
+                lo, hi = float(model.joint_lower[vs + k]), float(model.joint_upper[vs + k])
+                if np.isfinite(lo) or np.isfinite(hi):
+                    if model.joint_type[j] == FREE:
+                        raise ModelError(f"joint '{model.joint_names[j]}': a free joint takes no limits")
+                    rows.append((j, vs + k, k, lo, hi))
+        self.joint = np.array([r[0] for r in rows], dtype=np.int64)
+        self.dof = np.array([r[1] for r in rows], dtype=np.int64)
+        self.component = np.array([r[2] for r in rows], dtype=np.int64)
+        self.lower = np.array([r[3] for r in rows], float)
+        self.upper = np.array([r[4] for r in rows], float)
+        self._is_spherical = model.joint_type[self.joint] == SPHERICAL if rows else np.zeros(0, np.bool_)
+        self._closures = closure_arrays(scene.loop_closures) if scene.loop_closures else None
+        self.last_impulses = np.zeros(0)  # λ of the last step's active bounds (N·s or N·m·s)
+        self.last_active = np.zeros(0, dtype=np.int64)  # their rows; negative = upper bound of row −1 − i
+        self.last_sweeps = 0
+        self._arrival = None  # each bound's rate at the end of the previous step
+        self.ws = model.make_workspace()  # this stage's own kinematics workspace
+
+    @staticmethod
+    def needed(model) -> bool:
+        """True when the model has any finite joint bound."""
+        return bool(np.isfinite(model.joint_lower).any() or np.isfinite(model.joint_upper).any())
+
+    def coordinates(self, q):
+        """(x (m,), (coef (m, 3), idx (m, 3))): each bound's coordinate at q and its rate row in sparse
+        form (``limit_coordinates``; a joint's rows touch only its own dofs)."""
+        m, model = len(self.dof), self.model
+        x, coef, idx = np.empty(m), np.empty((m, 3)), np.empty((m, 3), dtype=np.int64)
+        limit_coordinates(np.ascontiguousarray(q, dtype=float), model.q_start, model.v_start, self._is_spherical,
+                          self.joint, self.dof, self.component, x, coef, idx)
+        return x, (coef, idx)
+
+    def _dense_rows(self, coef, idx):
+        """The rows (len, nv) of the sparse form."""
+        L = np.zeros((len(coef), self.model.nv))
+        np.add.at(L, (np.repeat(np.arange(len(coef)), 3), idx.ravel()), coef.ravel())
+        return L
+
+    def violation(self, q) -> float:
+        """Largest amount by which q exceeds any bound (rad or m; 0 inside)."""
+        if len(self.dof) == 0:
+            return 0.0
+        x, _ = self.coordinates(q)
+        return float(max(np.max(self.lower - x, initial=0.0), np.max(x - self.upper, initial=0.0)))
+
+    def _targets(self, gap, rate, arrival):
+        """arrival: the rates the previous step ended with (what brought the joint to the bound); the
+        bounce takes e times the slower of that and this step's free rate, never the gravity (or other
+        force) impulse of the step the joint already rests in, which would pump energy in."""
+        h = self.dt
+        target = np.where(gap >= 0.0, -gap / h, self.baumgarte * np.maximum(-gap - self.slop, 0.0) / h)
+        approach = np.maximum(rate, arrival)
+        impact = (approach < -self.bounce_speed) & (gap <= self.slop)  # at the bound (speculation brought it there)
+        return np.where(impact, np.maximum(target, -self.restitution * approach), target)
+
+    def _response(self, q, inertia, joint_diag):
+        """W' (nv, nv): M̃⁻¹ restricted to velocities that keep the closures' G v."""
+        model = self.model
+        W = minv(model, q, inertia=inertia, joint_diag=joint_diag)
+        if self._closures is None:
+            return W
+        ws = self.ws
+        joint_pass(model.tree, q, ws)
+        world_pass(model.tree, ws)
+        bodies, rows, _ = constraint_rows(self._closures, ws)
+        G = np.empty((len(rows), model.nv))
+        constraint_jacobian(model.tree, ws, bodies, rows, np.empty((model.n_bodies, 6)), G)
+        WG = W @ G.T
+        return W - WG @ np.linalg.pinv(G @ WG, rcond=1e-12, hermitian=True) @ WG.T
+
+    def apply(self, q, v, inertia=None, joint_diag=None):
+        """v⁺ (nv,) from the step's end velocity v* (nv,) at configuration q (nq,)."""
+        if len(self.dof) == 0:
+            return v
+        x, (coef, idx) = self.coordinates(q)
+        # both sides of every bound as one-sided rows s·(row · v) ≥ target, s = ±1 (lower, then upper)
+        coef = np.concatenate([coef, -coef])
+        idx = np.concatenate([idx, idx])
+        gap = np.concatenate([x - self.lower, self.upper - x])
+        finite = np.isfinite(gap)
+        rate = (coef * v[idx]).sum(axis=1)
+        near = finite & (gap + self.dt * np.minimum(rate, 0.0) < self.margin)
+        self.last_active, self.last_impulses, self.last_sweeps = np.zeros(0, np.int64), np.zeros(0), 0
+        arrival = self._arrival if self._arrival is not None and self._arrival.shape == rate.shape else rate
+        if not near.any():
+            self._arrival = rate
+            return v
+        W = self._response(q, inertia, joint_diag)
+        v_new = v
+        for _ in range(len(gap)):  # grows the active set; at most every bound once
+            act = np.flatnonzero(near)
+            L = self._dense_rows(coef[act], idx[act])
+            WLt = W @ L.T
+            A = L @ WLt
+            A = 0.5 * (A + A.T)
+            target = self._targets(gap[act], rate[act], arrival[act])
+            lam = np.zeros(len(act))
+            u = rate[act].copy()
+            self.last_sweeps = unilateral_pgs(A, u, target, lam, self.max_iter, self.tol)
+            v_new = v + WLt @ lam
+            passed = finite & ~near & (gap + self.dt * (coef * v_new[idx]).sum(axis=1) < 0.0)
+            if not passed.any():
+                break
+            near |= passed
+        self._arrival = (coef * v_new[idx]).sum(axis=1)
+        n = len(self.dof)
+        self.last_active = np.where(act < n, act, -1 - (act - n))
+        self.last_impulses = lam
+        return v_new
+
+
+def check_enforce_limits(enforce) -> bool:
+    """The Simulator option ``enforce_limits`` checked: True or False."""
+    if not isinstance(enforce, (bool, np.bool_)):
+        raise SimulatorOptionError(f"Simulator option 'enforce_limits' must be True or False, got {enforce!r}")
+    return bool(enforce)
+
+
+def limit_stage(scene, dt: float, options: dict | None) -> JointLimits | None:
+    """The joint-limit stage of a reduced-coordinate stepper: a ``JointLimits`` when ``options`` is
+    not None (limits enforced; the dict holds its keywords) and the scene has finite bounds, else None."""
+    if options is None or not JointLimits.needed(scene.model):
+        return None
+    return JointLimits(scene, dt, **options)
+
+
+def refuse_limits(scene, options: dict | None, solver: str) -> None:
+    """For steppers without a limit stage: SimulatorOptionError when limits are enforced
+    (``options`` not None) and the scene has them, naming the limited joints."""
+    model = scene.model
+    if options is None or not JointLimits.needed(model):
+        return
+    named = [n for j, n in enumerate(model.joint_names) if _has_bounds(model, j)]
+    joints = ", ".join(repr(n) for n in named[:5]) + (" …" if len(named) > 5 else "")
+    raise SimulatorOptionError(f"the '{solver}' solver does not enforce joint limits, and scene "
+                               f"'{scene.name}' has them (joints {joints}); use 'pcg', 'direct', 'dense' or "
+                               "'explicit', or pass enforce_limits=False to ignore them")
+
+
+def _has_bounds(model, j):
+    s = slice(model.v_start[j], model.v_start[j] + model.joint_nv[j])
+    return bool(np.isfinite(model.joint_lower[s]).any() or np.isfinite(model.joint_upper[s]).any())

@@ -1,0 +1,194 @@
+"""Joint limits authored in Blender (real bpy wheel) reach the engine and hold in a bake: a rigid
+body HINGE with ``limit_ang_z`` (both object orders), a bone with a Limit Rotation constraint, and
+per-axis bounds of universal and ball bones."""
+import atexit
+import math
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy` (recipes §1)
+    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
+    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
+    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
+bpy = pytest.importorskip("bpy")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import addon  # noqa: E402
+from addon import bake, mapping  # noqa: E402
+
+import engine  # noqa: E402
+
+LIMIT = 0.3
+Y_HINGE = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]).T  # columns: local x = world x, local z = world y
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered():
+    addon.register()
+    yield
+    addon.unregister()
+
+
+@pytest.fixture()
+def ctx():
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    bpy.context.scene.render.fps = 60
+    return bpy.context
+
+
+def _object(name, location, rotation=None, size=None):
+    from mathutils import Matrix
+
+    if size is None:
+        ob = bpy.data.objects.new(name, None)
+    else:
+        import bmesh
+
+        me = bpy.data.meshes.new(name)
+        bm = bmesh.new()
+        bmesh.ops.create_cube(bm, size=1.0)
+        bmesh.ops.scale(bm, vec=size, verts=bm.verts)
+        bm.to_mesh(me)
+        bm.free()
+        ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    M = np.eye(4)
+    if rotation is not None:
+        M[:3, :3] = rotation
+    M[:3, 3] = location
+    ob.matrix_world = Matrix(M.tolist())
+    return ob
+
+
+def _bake(ctx, frames=180):
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, frames
+    ctx.scene.redmax.substeps = 1  # dt = 1/60 s
+    job = bake.BakeJob(ctx)
+    job.run()
+    job.finish()
+    return job
+
+
+def _tilt(W):
+    """Angle (rad) by which a frame's x axis has turned about world +y (tip down is positive)."""
+    return math.atan2(-W[2, 0], W[0, 0])
+
+
+def _baked_angles(ctx, ob, frames, bone=None):
+    out = []
+    for f in range(1, frames + 1):
+        ctx.scene.frame_set(f)
+        W = np.array(ob.matrix_world @ ob.pose.bones[bone].matrix) if bone else np.array(ob.matrix_world)
+        if bone:  # a bone points along its y axis
+            W = W[:, [1, 0, 2]]
+        out.append(_tilt(W))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("leaf_is_object1", [False, True])
+def test_hinge_limit_ang_z_stops_where_blenders_own_solver_stops(ctx, leaf_is_object1):
+    """A horizontal leaf on a HINGE about world y with limit_ang_z (−0.1, 0.3) falls under gravity:
+    Blender's rigid body solver and the bake stop it at the same bound (which one depends on the
+    constraint's object order), never beyond by more than 2 mrad, at rest."""
+    anchor = _object("anchor", (0, 0, 0.5), size=(0.1, 0.1, 0.1))
+    leaf = _object("leaf", (0.5, 0, 0), size=(1.0, 0.1, 0.1))
+    pivot = _object("pivot", (0, 0, 0), Y_HINGE)
+    bpy.ops.rigidbody.world_add()
+    for ob, kind in ((anchor, "PASSIVE"), (leaf, "ACTIVE")):
+        ctx.view_layer.objects.active = ob
+        bpy.ops.rigidbody.object_add(type=kind)
+    ctx.view_layer.objects.active = pivot
+    bpy.ops.rigidbody.constraint_add(type="HINGE")
+    c = pivot.rigid_body_constraint
+    c.object1, c.object2 = (leaf, anchor) if leaf_is_object1 else (anchor, leaf)
+    c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper = True, -0.1, LIMIT
+    frames = 150
+    ctx.scene.rigidbody_world.point_cache.frame_end = frames
+    blender = []
+    for f in range(1, frames + 1):
+        ctx.scene.frame_set(f)
+        blender.append(_tilt(np.array(leaf.matrix_world)))
+    stop = blender[-1]
+    assert stop == pytest.approx(LIMIT if leaf_is_object1 else 0.1, abs=2e-3)
+    ctx.scene.frame_set(1)
+    model = mapping.build(ctx).scene.model
+    assert model.joint_type[0] == engine.joints.REVOLUTE
+    job = _bake(ctx, frames)
+    # the poses the bake writes (on playback Blender's own rigid body world still drives an ACTIVE body)
+    angles = np.array([_tilt(job.mapping.world_matrices(q)[0]) for q in job.qs])
+    assert angles.max() <= stop + 2e-3                    # never beyond the stop by more than 2 mrad
+    assert angles[-1] == pytest.approx(stop, abs=2e-3)    # comes to rest where Blender's hinge rests
+    assert abs(angles[-1] - angles[-10]) < 1e-6
+
+
+def _limit_rotation(pose_bone, **bounds):
+    c = pose_bone.constraints.new("LIMIT_ROTATION")
+    c.owner_space = "LOCAL"
+    for axis, (lo, hi) in bounds.items():
+        setattr(c, f"use_limit_{axis}", True)
+        setattr(c, f"min_{axis}", lo)
+        setattr(c, f"max_{axis}", hi)
+    return c
+
+
+def _rig(ctx, bones):
+    """Armature 'rig' (simulated) with bones (name, head, tail, parent or None; connected to the parent)."""
+    arm = bpy.data.armatures.new("rig")
+    ob = bpy.data.objects.new("rig", arm)
+    ctx.scene.collection.objects.link(ob)
+    ctx.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name, head, tail, parent in bones:
+        eb = arm.edit_bones.new(name)
+        eb.head, eb.tail = head, tail
+        if parent:
+            eb.parent, eb.use_connect = arm.edit_bones[parent], True
+    bpy.ops.object.mode_set(mode="OBJECT")
+    ob.redmax.simulate = True
+    return ob
+
+
+def _horizontal_bone(ctx):
+    """A 1 m bone along world +x whose only free axis is its own axis along world y (a hinge)."""
+    ob = _rig(ctx, [("arm", (0, 0, 0), (1, 0, 0), None)])
+    pb = ob.pose.bones["arm"]
+    M = np.array(ob.matrix_world @ pb.matrix)[:3, :3]
+    hinge = next(i for i in (0, 2) if abs(abs(M[1, i]) - 1.0) < 1e-6)  # bone x or z along world y
+    pb.lock_ik_y = True
+    setattr(pb, "lock_ik_z" if hinge == 0 else "lock_ik_x", True)
+    return ob, pb, "xyz"[hinge]
+
+
+def test_bone_limit_rotation_stops_the_bone_in_the_bake(ctx):
+    ob, pb, axis = _horizontal_bone(ctx)
+    _limit_rotation(pb, **{axis: (-LIMIT, LIMIT)})
+    model = mapping.build(ctx).scene.model
+    assert model.joint_type[0] == engine.joints.REVOLUTE
+    np.testing.assert_allclose([model.joint_lower[0], model.joint_upper[0]], [-LIMIT, LIMIT])
+    _bake(ctx)
+    tilt = np.abs(_baked_angles(ctx, ob, 180, bone="arm"))
+    assert tilt.max() <= LIMIT + 2e-3
+    assert tilt[-1] == pytest.approx(LIMIT, abs=2e-3)
+
+
+def test_universal_and_ball_bones_take_per_axis_bounds(ctx):
+    ob = _rig(ctx, [("hip", (0, 0, 0), (0, 0, -0.5), None), ("knee", (0, 0, -0.5), (0, 0, -1), "hip")])
+    pb = ob.pose.bones
+    pb["hip"].lock_ik_y = True  # universal about the bone's x and z
+    _limit_rotation(pb["hip"], x=(-0.2, 0.4), z=(-0.1, 0.1))
+    _limit_rotation(pb["knee"], x=(-0.5, 0.6), y=(-0.3, 0.3), z=(-0.2, 0.25))  # ball
+    model = mapping.build(ctx).scene.model
+    hip, knee = model.v_slice("rig:hip"), model.v_slice("rig:knee")
+    np.testing.assert_allclose(model.joint_lower[hip], [-0.2, -0.1])
+    np.testing.assert_allclose(model.joint_upper[hip], [0.4, 0.1])
+    np.testing.assert_allclose(model.joint_lower[knee], [-0.5, -0.3, -0.2])
+    np.testing.assert_allclose(model.joint_upper[knee], [0.6, 0.3, 0.25])
