@@ -1,4 +1,5 @@
-"""Mass properties of closed triangle meshes and simple solids (SI units).
+"""Mass properties of closed triangle meshes and simple solids (SI units), and the body shapes
+(``parse_shape``: the validated ``shape=`` dict of ``ModelBuilder.add_body``).
 
 ``mesh_mass_properties`` integrates density over the solid bounded by a
 closed, consistently oriented triangle mesh with the divergence theorem: each
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
+from .errors import ModelError
 
 
 class MassProperties(NamedTuple):
@@ -63,3 +66,70 @@ def equivalent_box(mass: float, principal_inertia) -> np.ndarray:
     Ix, Iy, Iz = (float(v) for v in principal_inertia)
     sq = 6.0 / max(mass, 1e-300) * np.array([Iy + Iz - Ix, Ix + Iz - Iy, Ix + Iy - Iz])
     return np.sqrt(np.maximum(sq, 0.0))
+
+
+# ---- body shapes (the ``shape=`` dict of ``ModelBuilder.add_body``; described in engine.contact.shapes)
+SPHERE, BOX, CAPSULE = 0, 1, 2
+SHAPE_TYPES = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE}
+
+
+class ContactShape(NamedTuple):
+    kind: int             # SPHERE, BOX or CAPSULE
+    center: np.ndarray    # (3,) link frame
+    rotation: np.ndarray  # (3, 3) shape axes in the link frame
+    half: np.ndarray      # (3,) box half sizes; capsule: (half length, 0, 0) along ``axis``
+    radius: float
+    axis: np.ndarray      # (3,) capsule axis in the link frame (unit)
+    friction: float       # NaN: use the ground's
+
+
+def _positive(shape: dict, key: str, where: str) -> float:
+    v = shape.get(key)
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        raise ModelError(f"{where}: '{key}' must be a positive number, got {shape.get(key)!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ModelError(f"{where}: '{key}' must be a positive number, got {v!r}")
+    return v
+
+
+def _vector(shape: dict, key: str, default, where: str) -> np.ndarray:
+    v = np.asarray(shape.get(key, default), float)
+    if v.shape != np.shape(default) or not np.all(np.isfinite(v)):
+        raise ModelError(f"{where}: '{key}' must be {np.shape(default)} finite numbers, got {shape.get(key)!r}")
+    return v
+
+
+def parse_shape(shape: dict, com, where: str) -> ContactShape:
+    """Validate a shape dict (see the module docstring); ``com``: the default centre (link frame)."""
+    kind = SHAPE_TYPES.get(str(shape.get("type", "")).lower())
+    if kind is None:
+        raise ModelError(f"{where}: type must be one of {', '.join(SHAPE_TYPES)}, got {shape.get('type')!r}")
+    center = _vector(shape, "center", np.asarray(com, float), where)
+    rotation = _vector(shape, "rotation", np.eye(3), where)
+    if abs(np.linalg.det(rotation) - 1.0) > 1e-6 or not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-6):
+        raise ModelError(f"{where}: 'rotation' must be a rotation matrix")
+    half, radius, axis = np.zeros(3), 0.0, np.array([0.0, 1.0, 0.0])
+    if kind == BOX:
+        size = _vector(shape, "size", np.zeros(3), where)
+        if not np.all(size > 0):
+            raise ModelError(f"{where}: box 'size' must be three positive edge lengths, got {size.tolist()}")
+        half = 0.5 * size
+    else:
+        radius = _positive(shape, "radius", where)
+    if kind == CAPSULE:
+        half[0] = 0.5 * _positive(shape, "length", where)
+        axis = _vector(shape, "axis", np.array([0.0, 1.0, 0.0]), where)
+        if np.linalg.norm(axis) < 1e-12:
+            raise ModelError(f"{where}: capsule 'axis' has zero length")
+        axis = rotation @ (axis / np.linalg.norm(axis))
+    mu = shape.get("friction", np.nan)
+    if mu is not None and not (isinstance(mu, float) and np.isnan(mu)):
+        try:
+            mu = float(mu)
+        except (TypeError, ValueError):
+            mu = -1.0
+        if not (np.isfinite(mu) and mu >= 0):
+            raise ModelError(f"{where}: 'friction' must be ≥ 0, got {shape.get('friction')!r}")
+    return ContactShape(kind, center, rotation, half, radius, axis, float(np.nan if mu is None else mu))

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError
+from .geometry import parse_shape
 from .spatial import spatial_inertia
 
 #: The arrays every kernel needs, grouped so kernels take one argument.
@@ -255,8 +256,6 @@ class ModelBuilder:
         nv = int(J.JOINT_NV[jtype])
         lim = _limits(limits, nv, jtype, jwhere)
         if shape is not None:
-            from .contact.shapes import parse_shape  # (the contact package imports this module)
-
             if not isinstance(shape, dict):
                 raise ModelError(f"{where}: shape must be a dict, got {shape!r}")
             parse_shape(shape, c, f"{where} shape")

@@ -17,7 +17,7 @@ LAYERS = (
     ("parts", ("engine.forces", "engine.contact", "engine.maximal", "engine.control")),
     ("scene", ("engine.stepper", "engine.scene", "engine.scene_file", "engine.scenes")),
     ("solvers", ("engine.solvers",)),
-    ("driver", ("engine.simulator",)),
+    ("driver", ("engine.simulator", "engine.sim_checks")),
     ("apps", ("engine", "engine.__main__", "engine.bench", "engine.viewer")),
 )
 RANK = {name: k for k, (name, _) in enumerate(LAYERS)}
