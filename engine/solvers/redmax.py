@@ -48,6 +48,7 @@ from ..forces.point_force import point_force_kernel
 from ..forces.point_pair import point_pair_kernel
 from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
 from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
+from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
 from .reduced_operators import system_product
 from .sparse_ldl import SparseLDL
@@ -169,7 +170,7 @@ class RedMaxStepper:
     """Holds the preallocated buffers of one scene's RedMax step."""
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
-                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False,
+                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness="joints",
                  threads: int = 2, closure_method: str = "projected"):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
@@ -183,7 +184,9 @@ class RedMaxStepper:
         self.tol, self.max_iter = float(tol), int(max_iter)
         self.ordering = ordering
         self.post_stabilize = post_stabilize
-        self.geometric_stiffness = bool(geometric_stiffness)
+        # joints: K⁺ of geometric_stiffness.py in the body blocks A; springs: their own geometric terms
+        self.joint_stiffness, self.geometric_stiffness = parse_geometric_stiffness(geometric_stiffness)
+        self._joint_gs = JointGeometricStiffness(scene.model) if self.joint_stiffness else None
         self.threads = max(1, int(threads))
         self._pool = None
         n, nv = model.n_bodies, model.nv
@@ -251,6 +254,8 @@ class RedMaxStepper:
                                                      self.geometric_stiffness, self.wrench, pf_K)
         assemble_blocks(model.tree.link_inertia, self.body_damping_blocks, h, self.pairs[0], self.pairs[1],
                         self.K, self.D, pf_body, pf_K, self.A, self.coupling)
+        if self._joint_gs is not None:
+            self._joint_gs.add(model, self.wrench, h, self.A)
         return self.reduced_forces(q)
 
     # ------------------------------------------------------------- solves

@@ -1,0 +1,197 @@
+"""Geometric stiffness of the joints for the RedMax linearly implicit step (issue #22).
+
+The step (thesis 000, Eq. 2.13) treats only the springs' K implicitly. The
+reduced force of a world-fixed force f_i acting at a body point x_i(q) is
+Q = Σ_i J_iᵀ f_i, and its derivative with f held fixed,
+
+    K_joint = −∂(Jᵀ f)/∂q = −Σ_i f_i · ∂²x_i/∂q∂q,
+
+is the *geometric stiffness of the joints* (Tournier et al. 2015, "Stable
+Constrained Dynamics"; thesis §2.4 names it and leaves it out). Gravity
+builds tension along a hanging chain, and this term is its stiffness: a
+chain of N links has modes of frequency ~√(N g / ℓ) that an explicit
+treatment of gravity cannot step at 1/30 s.
+
+Segments. For rotational dofs j, k (world axes s_j, s_k, both upstream of
+x_i, k upstream of or equal to j): ∂²x_i/∂q_j∂q_k = s_k × (s_j × (x_i − p_j)),
+p_j the joint's point. The lever x_i − p_j is a sum of *segments*: on every
+body l, from its joint point p_l to each child's joint point (d = the child's
+origin) carrying the total force F_c of the child's subtree, and from p_l to
+its centre of mass carrying its own weight m_l g. With T_l = Σ_σ d_σ F_σᵀ over
+body l's segments (link coordinates) and M_l = tr(T_l) I − T_l,
+
+    K_joint[j, k] = s_kᵀ (Σ_{l in subtree of j} M_l) s_j      (k upstream of j)
+
+(exact for 1-dof joints; ``exact_joint_stiffness``, checked against finite
+differences of the generalized gravity force in tests/test_geometric_stiffness.py).
+
+Projection (what the solvers use). M_l is not symmetric in general, and the
+ordered sum above is not of the form Wᵀ M W. The step uses instead
+
+    K⁺ = Σ_l J_ω,lᵀ Π(sym M_l) J_ω,l
+
+with J_ω,l the angular rows of body l's Jacobian (its angular velocity) and
+Π the projection of the 3 × 3 symmetric part onto its non-negative
+eigenvalues — the *tension part*: a taut segment (F_σ along d_σ, pulling)
+gives M_σ = (d_σ·F_σ)(I − d̂d̂ᵀ) ⪰ 0, exactly Tournier's λ/ℓ (I − uuᵀ) for a
+rod; compressed segments (an upright chain) are dropped. K⁺ is symmetric
+positive semi-definite, so M̃ stays SPD, and it equals K_joint whenever every
+segment's force lies along it (a chain hanging at rest in a plane). Because
+K⁺ is block diagonal in maximal coordinates, it is added to each body's
+own block A_l (its angular 3 × 3) as h² Π(sym M_l): the PCG product
+Jᵀ A J, the projected block Jacobi preconditioner (exact for it) and the
+direct/dense assemblies all carry it at no extra cost per product.
+
+Forces included: gravity (own lever arm and transmitted), and the force
+part of every maximal wrench of the step (springs, cables, point forces),
+transmitted through the joints to the bodies upstream. The lever-arm term of
+a spring on its own body is the springs' own geometric term (Eq. 2.37/2.41),
+selected separately (``"springs"``). Not included: inertial (d'Alembert)
+forces and loop-closure forces, whose tension stays explicit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+
+# geometric_stiffness option → (joints, springs)
+MODES = {False: (False, False), None: (False, False), "off": (False, False), True: (True, False),
+         "joints": (True, False), "springs": (False, True), "all": (True, True)}
+
+
+def parse_geometric_stiffness(value):
+    """(joints, springs) flags for the ``geometric_stiffness`` option of the RedMax solvers.
+
+    ``"joints"`` / True (default): the joints' geometric stiffness K⁺ of this module;
+    ``"springs"``: only the springs' own symmetrized geometric terms (Eq. 2.37/2.41);
+    ``"all"``: both; False / ``"off"``: neither (the thesis's step)."""
+    try:
+        return MODES[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"geometric_stiffness must be one of False, True, 'joints', 'springs', 'all', 'off'; "
+                         f"got {value!r}") from None
+
+
+@kernel
+def segment_tensors(tree, ws, mass, com, gravity, wrench, F, T):
+    """T[l] (n, 3, 3) = Σ_σ d_σ F_σᵀ over body l's segments, link coordinates of l (see module doc).
+
+    mass (n,), com (n, 3) link coordinates, gravity (3,) world; wrench (n, 6) the maximal
+    wrenches [n; f] in link coordinates (only f is used); F (n, 3) scratch, left holding each
+    subtree's total force in world coordinates. Needs joint_pass and world_pass."""
+    n = tree.parent.shape[0]
+    for i in range(n):
+        E = ws.X0_E[i]  # world → link i
+        for a in range(3):
+            s = mass[i] * gravity[a]
+            for b in range(3):
+                s += E[b, a] * wrench[i, 3 + b]
+            F[i, a] = s
+    for i in range(n - 1, -1, -1):
+        p = tree.parent[i]
+        if p >= 0:
+            for a in range(3):
+                F[p, a] += F[i, a]
+    for i in range(n):  # own weight at the centre of mass
+        E = ws.X0_E[i]
+        for a in range(3):
+            g = mass[i] * (E[a, 0] * gravity[0] + E[a, 1] * gravity[1] + E[a, 2] * gravity[2])
+            ws.tmp6[a] = g
+        for a in range(3):
+            for b in range(3):
+                T[i, a, b] = com[i, a] * ws.tmp6[b]
+    for c in range(n):  # the segment from the parent's joint to the child's, carrying the child's subtree
+        p = tree.parent[c]
+        if p < 0:
+            continue
+        E = ws.X0_E[p]
+        for a in range(3):
+            ws.tmp6[a] = E[a, 0] * F[c, 0] + E[a, 1] * F[c, 1] + E[a, 2] * F[c, 2]
+        for a in range(3):
+            for b in range(3):
+                T[p, a, b] += ws.Xup_r[c, a] * ws.tmp6[b]
+
+
+@kernel
+def add_tension_blocks(T, scale, A):
+    """A[l, :3, :3] += scale · Π(tr(T_l) I − sym T_l) for every body (Π: clamp eigenvalues at 0)."""
+    n = T.shape[0]
+    M = np.empty((3, 3))
+    for i in range(n):
+        tr = T[i, 0, 0] + T[i, 1, 1] + T[i, 2, 2]
+        big = 0.0
+        for a in range(3):
+            for b in range(3):
+                M[a, b] = -0.5 * (T[i, a, b] + T[i, b, a])
+                if abs(M[a, b]) > big:
+                    big = abs(M[a, b])
+            M[a, a] += tr
+        if big == 0.0 and tr == 0.0:
+            continue
+        w, V = np.linalg.eigh(M)
+        for k in range(3):
+            if w[k] <= 0.0:
+                continue
+            s = scale * w[k]
+            for a in range(3):
+                for b in range(3):
+                    A[i, a, b] += s * V[a, k] * V[b, k]
+
+
+class JointGeometricStiffness:
+    """Scratch and one call per step: ``add(model, wrench, h, A)`` adds h² K⁺ to the body blocks A."""
+
+    def __init__(self, model):
+        n = model.n_bodies
+        self.F = np.zeros((n, 3))
+        self.T = np.zeros((n, 3, 3))
+        self._mass = np.ascontiguousarray(model.body_mass, float)
+        self._com = np.ascontiguousarray(model.body_com, float)
+
+    def add(self, model, wrench, h, A):
+        """A (n, 6, 6) += h² Π(sym M_l) on each angular block; needs the step's joint_pass/world_pass."""
+        segment_tensors(model.tree, model.data, self._mass, self._com, np.ascontiguousarray(model.gravity, float),
+                        wrench, self.F, self.T)
+        add_tension_blocks(self.T, h * h, A)
+
+
+def tension_blocks(model, wrench=None) -> np.ndarray:
+    """Π(sym M_l) (n, 3, 3) at the model's current kinematics (link coordinates): K⁺ = Σ J_ωᵀ Π J_ω."""
+    n = model.n_bodies
+    out = np.zeros((n, 6, 6))
+    JointGeometricStiffness(model).add(model, np.zeros((n, 6)) if wrench is None else wrench, 1.0, out)
+    return out[:, :3, :3].copy()
+
+
+def exact_joint_stiffness(model, wrench=None) -> np.ndarray:
+    """K_joint = −∂(Jᵀ f)/∂q (nv, nv), unprojected, at the model's current kinematics, for trees of
+    1-dof joints (revolute, prismatic: a prismatic dof has no angular axis and contributes 0 as s_k;
+    its own lever terms are not covered). Dense numpy reference for the tests; O(n²)."""
+    tree, ws = model.tree, model.data
+    n, nv = model.n_bodies, model.nv
+    if np.any(model.tree.joint_nv > 1):
+        raise ValueError("exact_joint_stiffness: only trees of 1-dof joints")
+    gs = JointGeometricStiffness(model)
+    segment_tensors(tree, ws, gs._mass, gs._com, np.ascontiguousarray(model.gravity, float),
+                    np.zeros((n, 6)) if wrench is None else wrench, gs.F, gs.T)
+    Mw = np.empty((n, 3, 3))  # M_l in world coordinates
+    for i in range(n):
+        E = ws.X0_E[i]
+        Mw[i] = E.T @ (np.trace(gs.T[i]) * np.eye(3) - gs.T[i]) @ E
+    sub = Mw.copy()  # Σ over each body's subtree
+    for i in range(n - 1, -1, -1):
+        if tree.parent[i] >= 0:
+            sub[tree.parent[i]] += sub[i]
+    axis = np.zeros((nv, 3))
+    for i in range(n):
+        for d in range(tree.joint_nv[i]):
+            axis[tree.v_start[i] + d] = ws.X0_E[i].T @ ws.S[tree.v_start[i] + d, :3]
+    dof_body = np.repeat(np.arange(n), tree.joint_nv)
+    K = np.zeros((nv, nv))
+    for j in range(nv):
+        k = j
+        while k >= 0:  # k upstream of or equal to j
+            K[j, k] = K[k, j] = axis[k] @ sub[dof_body[j]] @ axis[j]
+            k = model.dof_parent[k]
+    return K
