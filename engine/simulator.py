@@ -79,7 +79,8 @@ class Simulator:
             from .solvers.hard_constraints import HardConstraintStepper
 
             self._stepper = HardConstraintStepper(scene, dt, **options)
-        else:
+        else:  # the joints' geometric stiffness is on for users; the bare stepper keeps the thesis's step
+            options.setdefault("geometric_stiffness", "joints")
             self._stepper = RedMaxStepper(scene, dt, "pcg" if solver == "explicit" else solver, **options)
         if solver == "explicit" and scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")

@@ -42,18 +42,23 @@ own block A_l (its angular 3 × 3) as h² Π(sym M_l): the PCG product
 Jᵀ A J, the projected block Jacobi preconditioner (exact for it) and the
 direct/dense assemblies all carry it at no extra cost per product.
 
-Forces included: gravity (own lever arm and transmitted), and the force
-part of every maximal wrench of the step (springs, cables, point forces),
-transmitted through the joints to the bodies upstream. The lever-arm term of
+Forces included: gravity and the inertial (d'Alembert) force −m a of each
+body's centre of mass, with a its velocity-product (centripetal, Coriolis)
+acceleration at q̈ = 0 — the tension a swinging or whipping chain adds; both
+act at the centre of mass and are transmitted upstream. Also the force part
+of every maximal wrench of the step (springs, cables, point forces),
+transmitted through the joints to the bodies upstream; the lever-arm term of
 a spring on its own body is the springs' own geometric term (Eq. 2.37/2.41),
-selected separately (``"springs"``). Not included: inertial (d'Alembert)
-forces and loop-closure forces, whose tension stays explicit.
+selected separately (``"springs"``). Not included: loop-closure and contact
+forces, whose tension stays explicit. ``exact_joint_stiffness`` covers gravity
+(and the transmitted wrench forces) only, which is what the finite differences check.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .._jit import kernel
+from ..spatial import transform_motion
 
 # geometric_stiffness option → (joints, springs)
 MODES = {False: (False, False), None: (False, False), "off": (False, False), True: (True, False),
@@ -73,30 +78,63 @@ def parse_geometric_stiffness(value):
                          f"got {value!r}") from None
 
 
+@kernel(inline=True)
+def com_acceleration(ws, acc6, i, c, inertial, out):
+    """out (3,) = the velocity-product (centripetal/Coriolis) acceleration of body i's centre of mass c
+    (link coordinates) at zero joint accelerations; acc6 (n, 6) the bodies' spatial accelerations
+    at q̈ = 0 (accumulated velocity_pass c); 0 if not ``inertial``."""
+    for a in range(3):
+        out[a] = 0.0
+    if not inertial:
+        return
+    w = ws.v[i]
+    al = acc6[i]
+    # a = a0 + α × c + ω × (v0 + ω × c)
+    u0 = w[3] + w[1] * c[2] - w[2] * c[1]
+    u1 = w[4] + w[2] * c[0] - w[0] * c[2]
+    u2 = w[5] + w[0] * c[1] - w[1] * c[0]
+    out[0] = al[3] + al[1] * c[2] - al[2] * c[1] + w[1] * u2 - w[2] * u1
+    out[1] = al[4] + al[2] * c[0] - al[0] * c[2] + w[2] * u0 - w[0] * u2
+    out[2] = al[5] + al[0] * c[1] - al[1] * c[0] + w[0] * u1 - w[1] * u0
+
+
 @kernel
-def segment_tensors(tree, ws, mass, com, gravity, wrench, F, T):
+def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, F, T):
     """T[l] (n, 3, 3) = Σ_σ d_σ F_σᵀ over body l's segments, link coordinates of l (see module doc).
 
     mass (n,), com (n, 3) link coordinates, gravity (3,) world; wrench (n, 6) the maximal
     wrenches [n; f] in link coordinates (only f is used); F (n, 3) scratch, left holding each
     subtree's total force in world coordinates. Needs joint_pass and world_pass."""
     n = tree.parent.shape[0]
+    acc = ws.tmp6b
+    if inertial:  # spatial accelerations at q̈ = 0: a_i = Xup a_p + c_i
+        for i in range(n):
+            p = tree.parent[i]
+            if p >= 0:
+                transform_motion(ws.Xup_E[i], ws.Xup_r[i], acc6[p], acc6[i])
+            else:
+                for k in range(6):
+                    acc6[i, k] = 0.0
+            for k in range(6):
+                acc6[i, k] += ws.c[i, k]
     for i in range(n):
         E = ws.X0_E[i]  # world → link i
+        com_acceleration(ws, acc6, i, com[i], inertial, acc)  # link coordinates
         for a in range(3):
             s = mass[i] * gravity[a]
             for b in range(3):
-                s += E[b, a] * wrench[i, 3 + b]
+                s += E[b, a] * (wrench[i, 3 + b] - mass[i] * acc[b])
             F[i, a] = s
     for i in range(n - 1, -1, -1):
         p = tree.parent[i]
         if p >= 0:
             for a in range(3):
                 F[p, a] += F[i, a]
-    for i in range(n):  # own weight at the centre of mass
+    for i in range(n):  # own weight (and inertial force) at the centre of mass
         E = ws.X0_E[i]
+        com_acceleration(ws, acc6, i, com[i], inertial, acc)
         for a in range(3):
-            g = mass[i] * (E[a, 0] * gravity[0] + E[a, 1] * gravity[1] + E[a, 2] * gravity[2])
+            g = mass[i] * (E[a, 0] * gravity[0] + E[a, 1] * gravity[1] + E[a, 2] * gravity[2] - acc[a])
             ws.tmp6[a] = g
         for a in range(3):
             for b in range(3):
@@ -142,9 +180,11 @@ def add_tension_blocks(T, scale, A):
 class JointGeometricStiffness:
     """Scratch and one call per step: ``add(model, wrench, h, A)`` adds h² K⁺ to the body blocks A."""
 
-    def __init__(self, model):
+    def __init__(self, model, inertial=False):
+        self.inertial = bool(inertial)
         n = model.n_bodies
         self.F = np.zeros((n, 3))
+        self.acc6 = np.zeros((n, 6))
         self.T = np.zeros((n, 3, 3))
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
@@ -152,7 +192,7 @@ class JointGeometricStiffness:
     def add(self, model, wrench, h, A):
         """A (n, 6, 6) += h² Π(sym M_l) on each angular block; needs the step's joint_pass/world_pass."""
         segment_tensors(model.tree, model.data, self._mass, self._com, np.ascontiguousarray(model.gravity, float),
-                        wrench, self.F, self.T)
+                        wrench, self.inertial, self.acc6, self.F, self.T)
         add_tension_blocks(self.T, h * h, A)
 
 
@@ -174,7 +214,7 @@ def exact_joint_stiffness(model, wrench=None) -> np.ndarray:
         raise ValueError("exact_joint_stiffness: only trees of 1-dof joints")
     gs = JointGeometricStiffness(model)
     segment_tensors(tree, ws, gs._mass, gs._com, np.ascontiguousarray(model.gravity, float),
-                    np.zeros((n, 6)) if wrench is None else wrench, gs.F, gs.T)
+                    np.zeros((n, 6)) if wrench is None else wrench, False, gs.acc6, gs.F, gs.T)
     Mw = np.empty((n, 3, 3))  # M_l in world coordinates
     for i in range(n):
         E = ws.X0_E[i]

@@ -170,7 +170,7 @@ class RedMaxStepper:
     """Holds the preallocated buffers of one scene's RedMax step."""
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
-                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness="joints",
+                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness=False,
                  threads: int = 2, closure_method: str = "projected"):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
@@ -186,7 +186,7 @@ class RedMaxStepper:
         self.post_stabilize = post_stabilize
         # joints: K⁺ of geometric_stiffness.py in the body blocks A; springs: their own geometric terms
         self.joint_stiffness, self.geometric_stiffness = parse_geometric_stiffness(geometric_stiffness)
-        self._joint_gs = JointGeometricStiffness(scene.model) if self.joint_stiffness else None
+        self._joint_gs = JointGeometricStiffness(scene.model, inertial=True) if self.joint_stiffness else None
         self.threads = max(1, int(threads))
         self._pool = None
         n, nv = model.n_bodies, model.nv
