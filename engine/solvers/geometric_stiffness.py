@@ -55,6 +55,8 @@ forces, whose tension stays explicit. ``exact_joint_stiffness`` covers gravity
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._jit import kernel
@@ -79,17 +81,9 @@ def parse_geometric_stiffness(value):
 
 
 @kernel(inline=True)
-def com_acceleration(ws, acc6, i, c, inertial, out):
-    """out (3,) = the velocity-product (centripetal/Coriolis) acceleration of body i's centre of mass c
-    (link coordinates) at zero joint accelerations; acc6 (n, 6) the bodies' spatial accelerations
-    at q̈ = 0 (accumulated velocity_pass c); 0 if not ``inertial``."""
-    for a in range(3):
-        out[a] = 0.0
-    if not inertial:
-        return
-    w = ws.v[i]
-    al = acc6[i]
-    # a = a0 + α × c + ω × (v0 + ω × c)
+def com_acceleration(w, al, c, out):
+    """out (3,) = classical acceleration of the body point c (link coordinates) for the body's
+    twist w = [ω; v₀] and spatial acceleration al = [α; a₀]: a₀ + α × c + ω × (v₀ + ω × c)."""
     u0 = w[3] + w[1] * c[2] - w[2] * c[1]
     u1 = w[4] + w[2] * c[0] - w[0] * c[2]
     u2 = w[5] + w[0] * c[1] - w[1] * c[0]
@@ -99,16 +93,20 @@ def com_acceleration(ws, acc6, i, c, inertial, out):
 
 
 @kernel
-def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, F, T):
+def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, own, F, T):
     """T[l] (n, 3, 3) = Σ_σ d_σ F_σᵀ over body l's segments, link coordinates of l (see module doc).
 
     mass (n,), com (n, 3) link coordinates, gravity (3,) world; wrench (n, 6) the maximal
-    wrenches [n; f] in link coordinates (only f is used); F (n, 3) scratch, left holding each
-    subtree's total force in world coordinates. Needs joint_pass and world_pass."""
+    wrenches [n; f] in link coordinates (only f is used); ``inertial``: add −m a at each centre of
+    mass, a its velocity-product acceleration at q̈ = 0 (needs velocity_pass). Scratch: acc6 (n, 6)
+    spatial accelerations at q̈ = 0, own (n, 3) each body's weight (+ inertial force) in link
+    coordinates, F (n, 3) left holding each subtree's total force in world coordinates.
+    Needs joint_pass and world_pass."""
     n = tree.parent.shape[0]
-    acc = ws.tmp6b
-    if inertial:  # spatial accelerations at q̈ = 0: a_i = Xup a_p + c_i
-        for i in range(n):
+    acc = np.zeros(3)
+    for i in range(n):  # own forces at the centre of mass; spatial accelerations a_i = Xup a_p + c_i
+        E = ws.X0_E[i]  # world → link i
+        if inertial:
             p = tree.parent[i]
             if p >= 0:
                 transform_motion(ws.Xup_E[i], ws.Xup_r[i], acc6[p], acc6[i])
@@ -117,38 +115,108 @@ def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, F, T):
                     acc6[i, k] = 0.0
             for k in range(6):
                 acc6[i, k] += ws.c[i, k]
-    for i in range(n):
-        E = ws.X0_E[i]  # world → link i
-        com_acceleration(ws, acc6, i, com[i], inertial, acc)  # link coordinates
+            com_acceleration(ws.v[i], acc6[i], com[i], acc)
         for a in range(3):
-            s = mass[i] * gravity[a]
-            for b in range(3):
-                s += E[b, a] * (wrench[i, 3 + b] - mass[i] * acc[b])
-            F[i, a] = s
+            own[i, a] = mass[i] * (E[a, 0] * gravity[0] + E[a, 1] * gravity[1] + E[a, 2] * gravity[2] - acc[a])
+        for a in range(3):
+            F[i, a] = (E[0, a] * (own[i, 0] + wrench[i, 3]) + E[1, a] * (own[i, 1] + wrench[i, 4])
+                       + E[2, a] * (own[i, 2] + wrench[i, 5]))
     for i in range(n - 1, -1, -1):
         p = tree.parent[i]
         if p >= 0:
             for a in range(3):
                 F[p, a] += F[i, a]
-    for i in range(n):  # own weight (and inertial force) at the centre of mass
-        E = ws.X0_E[i]
-        com_acceleration(ws, acc6, i, com[i], inertial, acc)
-        for a in range(3):
-            g = mass[i] * (E[a, 0] * gravity[0] + E[a, 1] * gravity[1] + E[a, 2] * gravity[2] - acc[a])
-            ws.tmp6[a] = g
+    for i in range(n):  # own segment: joint → centre of mass
         for a in range(3):
             for b in range(3):
-                T[i, a, b] = com[i, a] * ws.tmp6[b]
+                T[i, a, b] = com[i, a] * own[i, b]
     for c in range(n):  # the segment from the parent's joint to the child's, carrying the child's subtree
         p = tree.parent[c]
         if p < 0:
             continue
         E = ws.X0_E[p]
+        f0 = E[0, 0] * F[c, 0] + E[0, 1] * F[c, 1] + E[0, 2] * F[c, 2]
+        f1 = E[1, 0] * F[c, 0] + E[1, 1] * F[c, 1] + E[1, 2] * F[c, 2]
+        f2 = E[2, 0] * F[c, 0] + E[2, 1] * F[c, 1] + E[2, 2] * F[c, 2]
         for a in range(3):
-            ws.tmp6[a] = E[a, 0] * F[c, 0] + E[a, 1] * F[c, 1] + E[a, 2] * F[c, 2]
+            d = ws.Xup_r[c, a]
+            T[p, a, 0] += d * f0
+            T[p, a, 1] += d * f1
+            T[p, a, 2] += d * f2
+
+
+@kernel(inline=True)
+def _eigenvector(M, lam, v):
+    """Unit eigenvector v of the symmetric 3 × 3 M for its simple eigenvalue lam: the longest cross
+    product of two rows of M − lam I."""
+    best = -1.0
+    for r in range(3):
+        s = (r + 1) % 3
+        a0, a1, a2 = M[r, 0], M[r, 1], M[r, 2]
+        b0, b1, b2 = M[s, 0], M[s, 1], M[s, 2]
+        if r == 0:
+            a0 -= lam
+            b1 -= lam
+        elif r == 1:
+            a1 -= lam
+            b2 -= lam
+        else:
+            a2 -= lam
+            b0 -= lam
+        c0 = a1 * b2 - a2 * b1
+        c1 = a2 * b0 - a0 * b2
+        c2 = a0 * b1 - a1 * b0
+        nn = c0 * c0 + c1 * c1 + c2 * c2
+        if nn > best:
+            best = nn
+            v[0], v[1], v[2] = c0, c1, c2
+    nrm = math.sqrt(best) if best > 0 else 1.0
+    for k in range(3):
+        v[k] /= nrm
+
+
+@kernel(inline=True)
+def psd_part(M, v, out):
+    """out = Π(M) for a symmetric 3 × 3 M: its eigenvalues below 0 set to 0 (closed form:
+    trigonometric eigenvalues, eigenvectors by cross products; v (3,) scratch)."""
+    p1 = M[0, 1] ** 2 + M[0, 2] ** 2 + M[1, 2] ** 2
+    q = (M[0, 0] + M[1, 1] + M[2, 2]) / 3.0
+    p2 = (M[0, 0] - q) ** 2 + (M[1, 1] - q) ** 2 + (M[2, 2] - q) ** 2 + 2.0 * p1
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = M[a, b]
+    if p2 == 0.0:  # a multiple of I
+        if q < 0.0:
+            for a in range(3):
+                out[a, a] = 0.0
+        return
+    p = math.sqrt(p2 / 6.0)
+    b00, b11, b22 = (M[0, 0] - q) / p, (M[1, 1] - q) / p, (M[2, 2] - q) / p
+    b01, b02, b12 = M[0, 1] / p, M[0, 2] / p, M[1, 2] / p
+    r = 0.5 * (b00 * (b11 * b22 - b12 * b12) - b01 * (b01 * b22 - b12 * b02) + b02 * (b01 * b12 - b11 * b02))
+    r = min(1.0, max(-1.0, r))
+    phi = math.acos(r) / 3.0
+    hi = q + 2.0 * p * math.cos(phi)
+    lo = q + 2.0 * p * math.cos(phi + 2.0 * math.pi / 3.0)
+    mid = 3.0 * q - hi - lo
+    tol = 1e-13 * p
+    if lo >= -tol:
+        return
+    if hi <= tol:
         for a in range(3):
             for b in range(3):
-                T[p, a, b] += ws.Xup_r[c, a] * ws.tmp6[b]
+                out[a, b] = 0.0
+        return
+    if mid >= -tol:  # one negative eigenvalue: remove it
+        _eigenvector(M, lo, v)
+        for a in range(3):
+            for b in range(3):
+                out[a, b] -= lo * v[a] * v[b]
+        return
+    _eigenvector(M, hi, v)  # only the largest is positive
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = hi * v[a] * v[b]
 
 
 @kernel
@@ -156,25 +224,18 @@ def add_tension_blocks(T, scale, A):
     """A[l, :3, :3] += scale · Π(tr(T_l) I − sym T_l) for every body (Π: clamp eigenvalues at 0)."""
     n = T.shape[0]
     M = np.empty((3, 3))
+    P = np.empty((3, 3))
+    v = np.empty(3)
     for i in range(n):
         tr = T[i, 0, 0] + T[i, 1, 1] + T[i, 2, 2]
-        big = 0.0
         for a in range(3):
             for b in range(3):
                 M[a, b] = -0.5 * (T[i, a, b] + T[i, b, a])
-                if abs(M[a, b]) > big:
-                    big = abs(M[a, b])
             M[a, a] += tr
-        if big == 0.0 and tr == 0.0:
-            continue
-        w, V = np.linalg.eigh(M)
-        for k in range(3):
-            if w[k] <= 0.0:
-                continue
-            s = scale * w[k]
-            for a in range(3):
-                for b in range(3):
-                    A[i, a, b] += s * V[a, k] * V[b, k]
+        psd_part(M, v, P)
+        for a in range(3):
+            for b in range(3):
+                A[i, a, b] += scale * P[a, b]
 
 
 class JointGeometricStiffness:
@@ -185,6 +246,7 @@ class JointGeometricStiffness:
         n = model.n_bodies
         self.F = np.zeros((n, 3))
         self.acc6 = np.zeros((n, 6))
+        self.own = np.zeros((n, 3))
         self.T = np.zeros((n, 3, 3))
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
@@ -192,7 +254,7 @@ class JointGeometricStiffness:
     def add(self, model, wrench, h, A):
         """A (n, 6, 6) += h² Π(sym M_l) on each angular block; needs the step's joint_pass/world_pass."""
         segment_tensors(model.tree, model.data, self._mass, self._com, np.ascontiguousarray(model.gravity, float),
-                        wrench, self.inertial, self.acc6, self.F, self.T)
+                        wrench, self.inertial, self.acc6, self.own, self.F, self.T)
         add_tension_blocks(self.T, h * h, A)
 
 
@@ -214,7 +276,7 @@ def exact_joint_stiffness(model, wrench=None) -> np.ndarray:
         raise ValueError("exact_joint_stiffness: only trees of 1-dof joints")
     gs = JointGeometricStiffness(model)
     segment_tensors(tree, ws, gs._mass, gs._com, np.ascontiguousarray(model.gravity, float),
-                    np.zeros((n, 6)) if wrench is None else wrench, False, gs.acc6, gs.F, gs.T)
+                    np.zeros((n, 6)) if wrench is None else wrench, False, gs.acc6, gs.own, gs.F, gs.T)
     Mw = np.empty((n, 3, 3))  # M_l in world coordinates
     for i in range(n):
         E = ws.X0_E[i]
