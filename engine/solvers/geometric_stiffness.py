@@ -49,8 +49,9 @@ act at the centre of mass and are transmitted upstream. Also the force part
 of every maximal wrench of the step (springs, cables, point forces),
 transmitted through the joints to the bodies upstream; the lever-arm term of
 a spring on its own body is the springs' own geometric term (Eq. 2.37/2.41),
-selected separately (``"springs"``). Not included: loop-closure and contact
-forces, whose tension stays explicit. ``exact_joint_stiffness`` covers gravity
+selected separately (``"springs"``). Loop-closure forces (a rope pinned at
+both ends) enter as they were in the previous step (``record_closures``).
+Not included: contact forces, whose tension stays explicit. ``exact_joint_stiffness`` covers gravity
 (and the transmitted wrench forces) only, which is what the finite differences check.
 """
 from __future__ import annotations
@@ -247,12 +248,31 @@ class JointGeometricStiffness:
         self.F = np.zeros((n, 3))
         self.acc6 = np.zeros((n, 6))
         self.own = np.zeros((n, 3))
+        self.closure_wrench = None  # the last step's loop-closure forces, link wrenches (n, 6)
         self.T = np.zeros((n, 3, 3))
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
 
+    def record_closures(self, model, row_bodies, rows, G, residual, h):
+        """Keep the loop-closure forces of the step just solved for the next step's tension.
+
+        residual = M̃ q̇⁺ − f̃ = Gᵀ μ (the constraint impulse in joint space, ``G`` (l, nv) the
+        rows' J-transposes); μ by least squares (redundant rows are fine: Gᵀμ is what counts),
+        and the force on each row's bodies is rows_k μ_k / h."""
+        mu = np.linalg.lstsq(G.T, residual, rcond=None)[0] / h
+        w = np.zeros((model.n_bodies, 6))
+        for k in range(len(mu)):
+            a, b = row_bodies[k]
+            if a >= 0:
+                w[a] += rows[k, :6] * mu[k]
+            if b >= 0:
+                w[b] += rows[k, 6:] * mu[k]
+        self.closure_wrench = w
+
     def add(self, model, wrench, h, A):
         """A (n, 6, 6) += h² Π(sym M_l) on each angular block; needs the step's joint_pass/world_pass."""
+        if self.closure_wrench is not None:
+            wrench = wrench + self.closure_wrench
         segment_tensors(model.tree, model.data, self._mass, self._com, np.ascontiguousarray(model.gravity, float),
                         wrench, self.inertial, self.acc6, self.own, self.F, self.T)
         add_tension_blocks(self.T, h * h, A)
