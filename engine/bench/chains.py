@@ -9,6 +9,9 @@
 * ``energy``: the chain without damping (conservative) at 1/30 s: largest E(t) − E(0) over 10 s.
 * ``cost``: seconds per step with the term on and off, stepping both steppers from the *same*
   states (the on-trajectory; the off stepper's result is discarded), interleaved step by step.
+* ``thesis``: the thesis's scenes (``bench redmax`` families) with the term on and off, stepped
+  alternately in one run (pcg and direct, 1 s of scene time at 1/60 s, capped at ``THESIS_BUDGET``
+  s of wall time per run): seconds per step, fitted slopes on dofs ≥ 100 and the PCG iterations.
 * ``springs``: the springs' own geometric terms (``"all"`` vs ``"joints"``) on the thesis scenes
   and the side-spring chain: stable or not, iterations, seconds per step.
 """
@@ -22,10 +25,11 @@ from .. import scenes
 from ..algorithms.kinematics import joint_pass, world_pass
 from ..errors import SimulationError
 from ..simulator import Simulator
-from .report import Progress, Row, SuiteResult, markdown_table
+from .report import Progress, Row, SuiteResult, fit_slope, markdown_table
 
 SUITE = "chains"
 T_END = 10.0
+THESIS_BUDGET = 6.0  # s of wall time per (scene, size, solver) pair of runs in the thesis section
 HZ, REF_HZ = 30.0, 960.0
 
 
@@ -199,12 +203,56 @@ def _springs(quick):
         ["scene", "dt (s)", "'joints'", "'all'"], body) + "\n")
 
 
+def _thesis(quick):
+    from .redmax import FAMILIES, MIN_FIT
+
+    rows, body = [], []
+    cases = [(fam, n) for fam, (_, full, small) in FAMILIES.items() for n in (small if quick else full)]
+    for fam, n in Progress(cases, f"bench {SUITE}: thesis scenes"):
+        make = FAMILIES[fam][0]
+        for solver in ("pcg", "direct"):
+            sims = {gs: Simulator(make(n), solver, dt=1 / 60, geometric_stiffness=gs) for gs in ("joints", False)}
+            times = {gs: [] for gs in sims}
+            for sim in sims.values():
+                sim.step(1)  # warm-up
+            t_start = time.perf_counter()
+            for _ in range(3 if quick else 60):
+                for gs, sim in sims.items():
+                    t0 = time.perf_counter()
+                    sim.step(1)
+                    times[gs].append(time.perf_counter() - t0)
+                if time.perf_counter() - t_start > THESIS_BUDGET:
+                    break
+            for gs, sim in sims.items():
+                rows.append(Row(SUITE, f"thesis_{fam}", f"{solver}-{'on' if gs else 'off'}", n,
+                                sim.model.nv, float(np.median(times[gs])), float(np.mean(sim.stats.iterations[1:])),
+                                repeats=len(times[gs])))
+    by = {}
+    for r in rows:
+        by.setdefault((r.scene, r.method), []).append(r)
+    for fam in FAMILIES:
+        cells = [fam]
+        for method in ("pcg-on", "pcg-off", "direct-on", "direct-off"):
+            rs = by.get((f"thesis_{fam}", method), [])
+            cells.append(f"{fit_slope([r.dofs for r in rs], [r.seconds_per_step for r in rs], min_n=MIN_FIT):.2f}")
+        on = by.get((f"thesis_{fam}", "pcg-on"), [])
+        off = by.get((f"thesis_{fam}", "pcg-off"), [])
+        if on and off:
+            cells.append(f"{np.mean([r.iterations for r in on]):.2f} / {np.mean([r.iterations for r in off]):.2f}")
+            cells.append(f"{np.median([a.seconds_per_step / b.seconds_per_step for a, b in zip(on, off)]):.2f}")
+        body.append(cells)
+    return rows, ("## Thesis scenes, term on / off (1/60 s, stepped alternately)\n\n" + markdown_table(
+        ["scene", "PCG slope on", "PCG slope off", "direct slope on", "direct slope off",
+         "PCG iterations on / off", "PCG time on / off (median over sizes)"], body) + "\n")
+
+
 def run_chains(quick: bool = False, **_ignored) -> SuiteResult:
     sizes = (16, 64) if quick else (64, 256, 512)
     rows, t1 = _stability(sizes, (30.0,) if quick else (30.0, 60.0))
     r2, t2 = _swing((32,) if quick else (64, 256, 512))
     r3, t3 = _cost(64 if quick else 256, 20 if quick else 300)
-    text = "\n".join([t1, t2, _energy(64 if quick else 256), t3, _springs(quick)])
-    result = SuiteResult(rows + r2 + r3, text, 10**9)
+    r4, t4 = _thesis(quick)
+    text = "\n".join([t1, t2, _energy(64 if quick else 256), t3, t4, _springs(quick)])
+    result = SuiteResult(rows + r2 + r3 + r4, text, 10**9)
     result.loglog_scenes = []
     return result
