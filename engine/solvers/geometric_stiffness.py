@@ -286,7 +286,7 @@ def tension_blocks(model, wrench=None) -> np.ndarray:
     return out[:, :3, :3].copy()
 
 
-def exact_joint_stiffness(model, wrench=None) -> np.ndarray:
+def exact_joint_stiffness(model, wrench=None, inertial=False) -> np.ndarray:
     """K_joint = −∂(Jᵀ f)/∂q (nv, nv), unprojected, at the model's current kinematics, for trees of
     1-dof joints (revolute, prismatic: a prismatic dof has no angular axis and contributes 0 as s_k;
     its own lever terms are not covered). Dense numpy reference for the tests; O(n²)."""
@@ -296,7 +296,7 @@ def exact_joint_stiffness(model, wrench=None) -> np.ndarray:
         raise ValueError("exact_joint_stiffness: only trees of 1-dof joints")
     gs = JointGeometricStiffness(model)
     segment_tensors(tree, ws, gs._mass, gs._com, np.ascontiguousarray(model.gravity, float),
-                    np.zeros((n, 6)) if wrench is None else wrench, False, gs.acc6, gs.own, gs.F, gs.T)
+                    np.zeros((n, 6)) if wrench is None else wrench, inertial, gs.acc6, gs.own, gs.F, gs.T)
     Mw = np.empty((n, 3, 3))  # M_l in world coordinates
     for i in range(n):
         E = ws.X0_E[i]
