@@ -42,7 +42,10 @@ class Simulator:
     solver: ``"explicit"`` (ABA + symplectic Euler), ``"pcg"``, ``"direct"``,
     ``"dense"`` (RedMax linearly implicit step, Eq. 2.13). Options for the
     RedMax solvers: ``tol`` (PCG relative residual, default 1e-8), ``max_iter``,
-    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``).
+    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``), ``geometric_stiffness``:
+    ``"joints"`` (default, same as True) treats the tension along chains and ropes implicitly
+    (the joints' geometric stiffness, ``engine.solvers.geometric_stiffness``; long chains at
+    1/30 s), ``"springs"`` the springs' own geometric terms, ``"all"`` both, False neither.
     ``"baraff"``: maximal coordinates with Lagrange multipliers (seed 002; gravity, joints and loop
     closures only), options ``method`` (``"sparse"``, ``"dense"``, ``"naive"``), ``integrator``,
     ``alpha``/``beta`` (Baumgarte), ``post_stabilize`` — see ``engine.solvers.baraff``.

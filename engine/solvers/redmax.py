@@ -11,9 +11,12 @@ Jᵀ(f_m − M_m J̇ q̇) − Coriolis − gravity is one RNEA call; M q̇ anoth
 Linear damping forces enter only through D (no right-hand side term,
 Baraff–Witkin). K_m keeps only the springs' material (Gauss–Newton) part by
 default so that M̃ is symmetric positive definite for any stiffness;
-``geometric_stiffness=True`` adds the symmetrized geometric terms of
+``geometric_stiffness="springs"`` adds their symmetrized geometric terms of
 Eq. 2.37/2.41 (closer to the thesis, but M̃ may then lose definiteness under
-large tensions). Loop closures impose G q̇⁺ = −C/h so that the next position
+large tensions). ``geometric_stiffness="joints"`` adds the geometric stiffness
+of the joints — the tension along chains, ``geometric_stiffness.py`` — to each
+body's block (``"all"``: both; False, this class's default: neither, the
+thesis's step; ``engine.Simulator`` turns ``"joints"`` on by default). Loop closures impose G q̇⁺ = −C/h so that the next position
 error vanishes to first order. The direct solvers use the dual problem
 (Eq. 2.42 / 3.2) with one back-substitution per constraint row. PCG instead runs
 one projected CG (iterates kept on G q̇ = −C/h by projecting every residual in
