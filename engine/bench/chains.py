@@ -116,10 +116,11 @@ def _scene(name, n, **kw):
         return scenes.rope(n, 0.1 * n, 0.5 * n, end="weight")
     if name == "rope_pinned":
         return scenes.rope(n, 0.1 * n, 0.5 * n, end="pinned")
-    if name == "side_spring_chain":
+    if name in ("side_spring_chain", "tip_spring_chain"):  # 1e5 N/m, 1 m aside, at the middle or the tip
         sc = scenes.hanging_chain(n, **kw)
-        z = sc.world_point(n // 2 - 1, np.array([0.0, 0.0, -0.1]))
-        sc.add_spring(n // 2 - 1, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e5, name="side_spring")
+        b = n // 2 - 1 if name == "side_spring_chain" else n - 1
+        z = sc.world_point(b, np.array([0.0, 0.0, -0.1]))
+        sc.add_spring(b, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e5, name="side_spring")
         return sc
     raise KeyError(name)
 
@@ -183,7 +184,8 @@ def _springs(quick):
     cases = [("bridge_flexible", lambda: scenes.bridge(15 if quick else 31, 15 if quick else 31)),
              ("umbrella", lambda: scenes.umbrella(3 if quick else 8)),
              ("tree", lambda: scenes.tree(4 if quick else 6, "siblings")),
-             ("side_spring_chain", lambda: _scene("side_spring_chain", 64))]
+             ("side_spring_chain", lambda: _scene("side_spring_chain", 64)),
+             ("tip_spring_chain", lambda: _scene("tip_spring_chain", 64))]
     body = []
     for name, make in Progress(cases, f"bench {SUITE}: springs"):
         for hz in (60.0, 30.0):
