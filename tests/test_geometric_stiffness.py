@@ -16,6 +16,7 @@ from engine.errors import SimulationError
 from engine.model import ModelBuilder
 from engine.scene import Scene
 from engine.scenes import chain, hanging_chain, rope
+from engine.solvers.constraints import constraint_jacobian
 from engine.solvers.geometric_stiffness import exact_joint_stiffness, parse_geometric_stiffness, psd_part, tension_blocks
 from engine.solvers.redmax import RedMaxStepper
 from engine.solvers.reduced_operators import fill_jacobian
@@ -202,6 +203,27 @@ def test_ropes_are_stable_at_30_hz(end):
         assert sim.stats.constraint_error < 1e-8
     with pytest.raises(SimulationError):
         Simulator(rope(48, 4.8, 24.0, end=end), "pcg", dt=1 / 30, geometric_stiffness=False).step(150)
+
+
+def test_recorded_closure_forces_reproduce_the_constraint_impulse():
+    """record_closures recovers μ from Gᵀμ (the step's residual) and spreads rows_k μ_k / h on the bodies."""
+    sc = rope(12, 1.2, 6.0, end="pinned")
+    st = RedMaxStepper(sc, 1 / 30, "pcg", geometric_stiffness="joints")
+    st.step(sc.q0, sc.qd0, 0.0)
+    bodies, rows = st._closure_rows
+    Y, Sinv = st._projection
+    model = sc.model
+    G = np.empty((len(rows), model.nv))
+    _kinematics(model, sc.q0)  # the step's kinematics, where its rows, Y and Sinv were built
+    constraint_jacobian(model.tree, model.data, bodies, rows, np.zeros((model.n_bodies, 6)), G)
+    mu = np.random.default_rng(0).normal(size=len(rows))
+    gs = st._joint_gs
+    gs.record_closures(model, bodies, rows, Y, Sinv, G.T @ mu, 0.5)
+    w = np.zeros((model.n_bodies, 6))
+    assert (bodies[:, 0] == 11).all() and (bodies[:, 1] == -1).all()  # the rope's end, and the world
+    for k in range(len(rows)):
+        w[11] += rows[k, :6] * mu[k] / 0.5
+    assert np.abs(gs.closure_wrench - w).max() < 1e-9 * np.abs(w).max()
 
 
 def test_rope_rejects_bad_input():

@@ -253,13 +253,13 @@ class JointGeometricStiffness:
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
 
-    def record_closures(self, model, row_bodies, rows, G, residual, h):
+    def record_closures(self, model, row_bodies, rows, Y, Sinv, residual, h):
         """Keep the loop-closure forces of the step just solved for the next step's tension.
 
-        residual = M̃ q̇⁺ − f̃ = Gᵀ μ (the constraint impulse in joint space, ``G`` (l, nv) the
-        rows' J-transposes); μ by least squares (redundant rows are fine: Gᵀμ is what counts),
-        and the force on each row's bodies is rows_k μ_k / h."""
-        mu = np.linalg.lstsq(G.T, residual, rcond=None)[0] / h
+        residual = M̃ q̇⁺ − f̃ = Gᵀ μ, the constraint impulse in joint space (G (l, nv) the rows'
+        J-transposes); with Y = (P⁻¹Gᵀ)ᵀ and Sinv = (G P⁻¹ Gᵀ)⁺ of the step, μ = Sinv Y residual
+        (redundant rows are fine: Gᵀμ is what counts); the force on each row's bodies is rows_k μ_k / h."""
+        mu = Sinv @ (Y @ residual) / h
         w = np.zeros((model.n_bodies, 6))
         for k in range(len(mu)):
             a, b = row_bodies[k]

@@ -415,7 +415,8 @@ class RedMaxStepper:
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
             if self._joint_gs is not None:  # their forces add tension in the next step
-                self._joint_gs.record_closures(model, *self._rows, self.system_product(qd_new) - rhs, h)
+                self._joint_gs.record_closures(model, *self._closure_rows, *self._projection,
+                                               self.system_product(qd_new) - rhs, h)
         self.qd_guess = qd_new
         if self.velocity_filter is not None:
             qd_new = self.velocity_filter(q, qd_new, self.A, self._r)  # contact in the step's metric M̃
@@ -435,7 +436,7 @@ class RedMaxStepper:
         bodies, rows, C = constraint_rows(self._closures, ws)
         G = np.empty((len(C), model.nv))
         constraint_jacobian(model.tree, ws, bodies, rows, self._lnk[1], G)
-        self._rows = (bodies, rows, G)
+        self._closure_rows = (bodies, rows)
         if self.linear_solver != "pcg":  # P also serves as the post-stabilization metric
             articulated_inertia_pass(model.tree, ws, self.A, self._r)
         Y = np.empty_like(G)
