@@ -252,6 +252,7 @@ class JointGeometricStiffness:
         self.T = np.zeros((n, 3, 3))
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
+        self._gravity = np.ascontiguousarray(model.gravity, float)
 
     def record_closures(self, model, row_bodies, rows, Y, Sinv, residual, h):
         """Keep the loop-closure forces of the step just solved for the next step's tension.
@@ -261,19 +262,16 @@ class JointGeometricStiffness:
         (redundant rows are fine: Gᵀμ is what counts); the force on each row's bodies is rows_k μ_k / h."""
         mu = Sinv @ (Y @ residual) / h
         w = np.zeros((model.n_bodies, 6))
-        for k in range(len(mu)):
-            a, b = row_bodies[k]
-            if a >= 0:
-                w[a] += rows[k, :6] * mu[k]
-            if b >= 0:
-                w[b] += rows[k, 6:] * mu[k]
+        for side in (0, 1):
+            on = row_bodies[:, side] >= 0
+            np.add.at(w, row_bodies[on, side], rows[on, 6 * side:6 * side + 6] * mu[on, None])
         self.closure_wrench = w
 
     def add(self, model, wrench, h, A):
         """A (n, 6, 6) += h² Π(sym M_l) on each angular block; needs the step's joint_pass/world_pass."""
         if self.closure_wrench is not None:
             wrench = wrench + self.closure_wrench
-        segment_tensors(model.tree, model.data, self._mass, self._com, np.ascontiguousarray(model.gravity, float),
+        segment_tensors(model.tree, model.data, self._mass, self._com, self._gravity,
                         wrench, self.inertial, self.acc6, self.own, self.F, self.T)
         add_tension_blocks(self.T, h * h, A)
 
