@@ -17,7 +17,8 @@ from engine.model import ModelBuilder
 from engine.scene import Scene
 from engine.scenes import chain, hanging_chain, rope
 from engine.solvers.constraints import constraint_jacobian
-from engine.solvers.geometric_stiffness import exact_joint_stiffness, parse_geometric_stiffness, psd_part, tension_blocks
+from engine.solvers.geometric_stiffness import (exact_joint_stiffness, parse_geometric_stiffness, psd_part,
+                                                tension_blocks)
 from engine.solvers.redmax import RedMaxStepper
 from engine.solvers.reduced_operators import fill_jacobian
 

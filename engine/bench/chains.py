@@ -29,13 +29,14 @@ from .report import Progress, Row, SuiteResult, fit_slope, markdown_table
 
 SUITE = "chains"
 T_END = 10.0
-THESIS_BUDGET = 6.0  # s of wall time per (scene, size, solver) pair of runs in the thesis section
+THESIS_BUDGET = 6.0  # s of wall time per (scene, size, solver) pair of runs, thesis section
 HZ, REF_HZ = 30.0, 960.0
 
 
 def tip_track(scene, hz, solver="pcg", t_end=T_END, energy=False, **options):
     """(t (k,), tip (k, 3) world position of the last link's lower end, energy (k,) or None) over
-    ``t_end`` s, sampled at 30 Hz (or every step for coarser steps) (the energy, J, only if asked). Raises SimulationError if the run diverges."""
+    ``t_end`` s, sampled at 30 Hz (or every step for coarser steps); the energy (J) only if asked.
+    Raises SimulationError if the run diverges."""
     m = scene.model
     sim = Simulator(scene, solver, dt=1.0 / hz, **options)
     stride = max(1, int(round(hz / HZ)))  # sampled at 30 Hz: finer steps are recorded every stride-th

@@ -16,11 +16,12 @@ Eq. 2.37/2.41 (closer to the thesis, but M̃ may then lose definiteness under
 large tensions). ``geometric_stiffness="joints"`` adds the geometric stiffness
 of the joints — the tension along chains, ``geometric_stiffness.py`` — to each
 body's block (``"all"``: both; False, this class's default: neither, the
-thesis's step; ``engine.Simulator`` turns ``"joints"`` on by default). Loop closures impose G q̇⁺ = −C/h so that the next position
-error vanishes to first order. The direct solvers use the dual problem
-(Eq. 2.42 / 3.2) with one back-substitution per constraint row. PCG instead runs
-one projected CG (iterates kept on G q̇ = −C/h by projecting every residual in
-the preconditioner's metric), where the thesis runs l + 1 PCG solves;
+thesis's step; ``engine.Simulator`` turns ``"joints"`` on by default).
+Loop closures impose G q̇⁺ = −C/h so that the next position error vanishes
+to first order. The direct solvers use the dual problem (Eq. 2.42 / 3.2) with
+one back-substitution per constraint row. PCG instead runs one projected CG
+(iterates kept on G q̇ = −C/h by projecting every residual in the
+preconditioner's metric), where the thesis runs l + 1 PCG solves;
 ``closure_method="dual"`` restores the thesis's way for comparison. A
 post-stabilization projection of q⁺ (Newton steps in the metric of the block
 Jacobi preconditioner P, the same for all solvers) removes the remaining drift.
@@ -51,8 +52,8 @@ from ..forces.point_force import point_force_kernel
 from ..forces.point_pair import point_pair_kernel
 from ..spatial import add_transformed_inertia, compose_transforms, transform_motion
 from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
-from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
+from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from .reduced_operators import system_product
 from .sparse_ldl import SparseLDL
 
