@@ -31,8 +31,10 @@ DEMO_ITEMS = [
     ("TREE", "Tree", "Binary tree of hinges with sibling springs, swaying as springs pull its corner leaves "
                      "down and out (thesis Fig. 1a)", 2),
     ("CHAIN", "Chain", "Hanging chain of hinges", 3),
+    ("ROPE", "Rope", "Rope of 48 links with a weight on its end, swinging (bakes at 30 fps without substeps)", 4),
+    ("ROPE_PINNED", "Pinned Rope", "Rope of 48 links pinned at both ends, falling into a catenary", 5),
 ]
-DEFAULT_SIZE = {"BRIDGE": 20, "UMBRELLA": 3, "TREE": 4, "CHAIN": 10}  # bridge 20: 61 bodies
+DEFAULT_SIZE = {"BRIDGE": 20, "UMBRELLA": 3, "TREE": 4, "CHAIN": 10, "ROPE": 48, "ROPE_PINNED": 48}  # bridge 20: 61 bodies
 MIN_EDGE = 0.01  # m: boxes thinner than this are drawn (and weighed) at this thickness
 CAR_SHOW_FACTOR = 500  # the bridge's car: 500 × 1.5 t (the thesis's heavy car), so the deck visibly sags
 CAR_SIZE = (4.0, 2.0, 1.5)  # m, the box that shows where the car is
@@ -49,6 +51,8 @@ def engine_scene(kind: str, size: int | None):
         return engine.scenes.tree(n)
     if kind == "CHAIN":
         return engine.scenes.chain(n)
+    if kind in ("ROPE", "ROPE_PINNED"):  # 10 cm, 0.5 kg links
+        return engine.scenes.rope(n, 0.1 * n, 0.5 * n, end="weight" if kind == "ROPE" else "pinned")
     raise ValueError(f"unknown demo scene {kind!r}; expected one of {', '.join(k for k, *_ in DEMO_ITEMS)}")
 
 

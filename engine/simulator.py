@@ -44,7 +44,10 @@ class Simulator:
     RedMax solvers: ``tol`` (PCG relative residual in (0, 1), default 1e-8), ``max_iter`` (≥ 1,
     default 500), ``on_unconverged`` (``"warn"`` once, default; ``"raise"`` a ConvergenceError;
     ``"ignore"``) for a PCG solve that stops at ``max_iter`` (counted in ``stats.unconverged_steps``),
-    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``). Joint limits
+    ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``), ``geometric_stiffness``:
+    ``"joints"`` (default, same as True) treats the tension along chains and ropes implicitly
+    (the joints' geometric stiffness, ``engine.solvers.geometric_stiffness``; long chains at
+    1/30 s), ``"springs"`` the springs' own geometric terms, ``"all"`` both, False neither. Joint limits
     (``model.joint_lower``/``upper``) are enforced by every solver but ``baraff`` and
     ``hard-constraints`` (which refuse a limited scene) unless ``enforce_limits=False``;
     ``limit_options``: dict for ``engine.solvers.joint_limits.JointLimits`` (``restitution``,

@@ -280,6 +280,27 @@ def test_demo_scenes_build_and_bake_headless(ctx, kind):
     assert ctx.scene.redmax.last_frames == 12
 
 
+@pytest.mark.parametrize("kind", ["ROPE", "ROPE_PINNED"])
+def test_rope_demos_bake_at_30_fps_without_substeps(ctx, kind):
+    """Issue #22: the rope demos bake at the frame rate with one step per frame, and move."""
+    ctx.scene.render.fps = 30
+    assert bpy.ops.redmax.add_demo_scene(scene=kind, size=48) == {"FINISHED"}
+    ref = addon.demo.engine_scene(kind, 48)
+    m = mapping.build(ctx)
+    assert (m.scene.model.n_bodies, len(m.scene.loop_closures)) == (48, len(ref.loop_closures))
+    ctx.scene.redmax.substeps = 1
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 60
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, ctx.scene.redmax.last_message
+    assert ctx.scene.redmax.last_frames == 60
+    middle = bpy.data.objects["link24"]  # the pinned rope's ends stay put
+    path = []
+    for f in (1, 30, 60):
+        ctx.scene.frame_set(f)
+        path.append(np.array(middle.matrix_world.translation))
+    assert np.isfinite(path).all()
+    assert np.linalg.norm(path[2] - path[0]) > 0.1  # it visibly moves
+
+
 @pytest.mark.parametrize("name", ["bridge", "umbrella", "tree", "armature"])
 def test_shipped_blend_scenes_open_and_bake(name):
     path = ROOT / "blend_scenes" / f"{name}.blend"

@@ -54,6 +54,53 @@ def hanging_chain(n: int = 64, *, link_length: float = 0.1, link_mass: float = 1
     return scene
 
 
+def rope(n: int = 32, length: float = 3.0, mass: float = 1.0, *, end: str = "weight", weight: float = 5.0,
+         span: float | None = None, damping: float = 0.02, side_spring: float = 0.0) -> Scene:
+    """A rope as an artist rigs one: ``n`` links (total ``length`` m and ``mass`` kg) on alternating x/y
+    hinges hanging from a pin at the origin, ``damping`` N·m·s/rad per hinge.
+
+    end: ``"weight"`` — a ``weight`` kg bob on the free end, started swinging 0.5 rad out of
+    vertical; ``"pinned"`` — the far end pinned (ball loop closure) to the world at ``span`` m
+    (default 0.7 × length): started as a V (down, then up at the same angle from vertical) from rest,
+    it falls into a catenary.
+    ``side_spring`` (N/m, 0 = none): a spring from the middle link's lower end to a world point
+    1 m along +x (rest length = that distance), as a stiff handle pulling the rope aside."""
+    if n < 2:
+        raise ValueError("rope needs at least two links")
+    if end not in ("weight", "pinned"):
+        raise ValueError(f"rope: end must be 'weight' or 'pinned', got {end!r}")
+    ell, m = length / n, mass / n
+    b = ModelBuilder()
+    for i in range(n):
+        last = i == n - 1 and end == "weight"
+        bm = m + (weight if last else 0.0)
+        com = (0, 0, -ell / 2) if not last else (0, 0, -(m * ell / 2 + weight * ell) / bm)
+        b.add_body(f"link{i}", parent=i - 1, joint="revolute", axis=(1, 0, 0) if i % 2 == 0 else (0, 1, 0),
+                   joint_origin=(0, 0, -ell if i else 0.0), com=com, mass=bm,
+                   inertia=_rod_inertia(bm, ell, 0.01), joint_name=f"hinge{i}")
+    q0 = np.zeros(n)
+    if end == "pinned":  # a V: down at α from vertical, then up at α, so the ends are `span` apart
+        span = 0.7 * length if span is None else float(span)
+        if not 0 < span < length:
+            raise ValueError(f"rope: span must be in (0, length) m, got {span}")
+        alpha = float(np.arcsin(span / length))
+        q0[0] = alpha
+        k = n // 2 if (n // 2) % 2 == 0 else n // 2 + 1  # an x hinge near the middle
+        q0[k] = np.pi - 2 * alpha
+    else:
+        q0[0] = 0.5  # the weighted rope starts swinging from the first hinge
+    scene = Scene(b.finalize(), name=f"rope{n}_{end}", q0=q0)
+    scene.joint_damping[:] = damping
+    if end == "pinned":
+        tip = scene.world_point(n - 1, np.array([0.0, 0.0, -ell]))
+        scene.add_loop_closure(n - 1, -1, tip, kind="point", name="far_pin")
+    if side_spring > 0:
+        mid = n // 2
+        z = scene.world_point(mid, np.array([0.0, 0.0, -ell]))
+        scene.add_spring(mid, z, -1, z + np.array([1.0, 0, 0]), side_spring, name="side_spring")
+    return scene
+
+
 def four_bar(crank: float = 0.4, coupler: float = 1.0, rocker: float = 0.8, ground: float = 1.0,
              crank_angle: float = 1.2) -> Scene:
     """Planar four-bar linkage in the yz plane, hinges about x.

@@ -14,6 +14,7 @@ from ..forces.evaluator import ForceEvaluator
 from ..integrators import integrate
 from ..model import State
 from ..stepper import StepStats
+from .geometric_stiffness import parse_geometric_stiffness
 from .joint_limits import limit_stage
 
 
@@ -28,7 +29,8 @@ class ExplicitStepper:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
         self.scene, self.model, self.dt = scene, scene.model, float(dt)
         self.ws = self.model.make_workspace()  # this stepper's own kinematics workspace
-        self.forces = ForceEvaluator(scene, geometric_stiffness)
+        _, springs = parse_geometric_stiffness(geometric_stiffness)  # (no implicit solve: the joints' term has no use here)
+        self.forces = ForceEvaluator(scene, springs)
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)
         self.limits = limit_stage(scene, self.dt, limits)  # joint limits after contact, in the metric M

@@ -11,13 +11,17 @@ Jᵀ(f_m − M_m J̇ q̇) − Coriolis − gravity is one RNEA call; M q̇ anoth
 Linear damping forces enter only through D (no right-hand side term,
 Baraff–Witkin). K_m keeps only the springs' material (Gauss–Newton) part by
 default so that M̃ is symmetric positive definite for any stiffness;
-``geometric_stiffness=True`` adds the symmetrized geometric terms of
+``geometric_stiffness="springs"`` adds their symmetrized geometric terms of
 Eq. 2.37/2.41 (closer to the thesis, but M̃ may then lose definiteness under
-large tensions). Loop closures impose G q̇⁺ = −C/h so that the next position
-error vanishes to first order. The direct solvers use the dual problem
-(Eq. 2.42 / 3.2) with one back-substitution per constraint row. PCG instead runs
-one projected CG (iterates kept on G q̇ = −C/h by projecting every residual in
-the preconditioner's metric), where the thesis runs l + 1 PCG solves;
+large tensions). ``geometric_stiffness="joints"`` adds the geometric stiffness
+of the joints — the tension along chains, ``geometric_stiffness.py`` — to each
+body's block (``"all"``: both; False, this class's default: neither, the
+thesis's step; the solver registry turns ``"joints"`` on for ``engine.Simulator``).
+Loop closures impose G q̇⁺ = −C/h so that the next position error vanishes
+to first order. The direct solvers use the dual problem (Eq. 2.42 / 3.2) with
+one back-substitution per constraint row. PCG instead runs one projected CG
+(iterates kept on G q̇ = −C/h by projecting every residual in the
+preconditioner's metric), where the thesis runs l + 1 PCG solves;
 ``closure_method="dual"`` restores the thesis's way for comparison. A
 post-stabilization projection of q⁺ (Newton steps in the metric of the block
 Jacobi preconditioner P, the same for all solvers) removes the remaining drift.
@@ -52,6 +56,7 @@ from ..spatial import compose_transforms, transform_motion
 from ..stepper import StepStats
 from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
+from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from .reduced_operators import system_product
 from .sparse_ldl import SparseLDL
 
@@ -168,7 +173,7 @@ class RedMaxStepper:
     divergence_hint = "try a smaller dt"
 
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
-                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness: bool = False,
+                 ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness=False,
                  threads: int = 2, closure_method: str = "projected", contact: dict | None = None,
                  limits: dict | None = None):
         if linear_solver not in LINEAR_SOLVERS:
@@ -184,7 +189,9 @@ class RedMaxStepper:
         self.tol, self.max_iter = float(tol), int(max_iter)
         self.ordering = ordering
         self.post_stabilize = post_stabilize
-        self.geometric_stiffness = bool(geometric_stiffness)
+        # joints: K⁺ of geometric_stiffness.py in the body blocks A; springs: their own geometric terms
+        self.joint_stiffness, self.geometric_stiffness = parse_geometric_stiffness(geometric_stiffness)
+        self._joint_gs = JointGeometricStiffness(scene.model, inertial=True) if self.joint_stiffness else None
         self.threads = max(1, int(threads))
         self._pool = None
         n, nv = model.n_bodies, model.nv
@@ -222,6 +229,8 @@ class RedMaxStepper:
         fe.evaluate(q, qd, control, ws)
         assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, self.pairs[0], self.pairs[1],
                         self.K, self.D, fe.point_force_body, fe.point_force_K, self.A, self.coupling)
+        if self._joint_gs is not None:
+            self._joint_gs.add(model, self.wrench, h, self.A, ws)
         return self.reduced_forces(q, control.joint_rest)
 
     def energy(self, state, control) -> float:
@@ -383,6 +392,9 @@ class RedMaxStepper:
             total_its, max_its, solves = its, its, 1
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
+            if self._joint_gs is not None:  # their forces add tension in the next step
+                self._joint_gs.record_closures(model, *self._closure_rows, *self._projection,
+                                               self.system_product(qd_new) - rhs, h)
         self.qd_guess = qd_new
         if self.contact is not None:
             qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
@@ -404,6 +416,7 @@ class RedMaxStepper:
         bodies, rows, C = constraint_rows(self._closures, ws)
         G = np.empty((len(C), model.nv))
         constraint_jacobian(model.tree, ws, bodies, rows, self._lnk[1], G)
+        self._closure_rows = (bodies, rows)
         if self.linear_solver != "pcg":  # P also serves as the post-stabilization metric
             articulated_inertia_pass(model.tree, ws, self.A, self._r)
         Y = np.empty_like(G)

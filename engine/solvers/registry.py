@@ -17,9 +17,11 @@ from .redmax import RedMaxStepper
 
 STEPPERS: dict[str, Callable[..., Stepper]] = {
     "explicit": ExplicitStepper,                                # ABA + symplectic Euler
-    "pcg": partial(RedMaxStepper, linear_solver="pcg"),         # RedMax step, projected block Jacobi PCG
-    "direct": partial(RedMaxStepper, linear_solver="direct"),   # RedMax step, sparse LDLᵀ
-    "dense": partial(RedMaxStepper, linear_solver="dense"),     # RedMax step, dense Cholesky
+    # RedMax step; the joints' geometric stiffness is on for users (the bare RedMaxStepper keeps the
+    # thesis's step): pcg with the projected block Jacobi PCG, direct sparse LDLᵀ, dense Cholesky
+    "pcg": partial(RedMaxStepper, linear_solver="pcg", geometric_stiffness="joints"),
+    "direct": partial(RedMaxStepper, linear_solver="direct", geometric_stiffness="joints"),
+    "dense": partial(RedMaxStepper, linear_solver="dense", geometric_stiffness="joints"),
     "baraff": BaraffSceneStepper,                               # maximal coordinates, Lagrange multipliers
     "hard-constraints": HardConstraintStepper,                  # maximal coordinates, impulses (seed 003)
 }
