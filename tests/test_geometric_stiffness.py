@@ -19,6 +19,7 @@ from engine.scenes import chain, hanging_chain, rope
 from engine.solvers.constraints import constraint_jacobian
 from engine.solvers.geometric_stiffness import (exact_joint_stiffness, parse_geometric_stiffness, psd_part,
                                                 tension_blocks)
+from engine.model import State
 from engine.solvers.redmax import RedMaxStepper
 from engine.solvers.reduced_operators import fill_jacobian
 
@@ -62,7 +63,7 @@ def test_exact_term_is_the_derivative_of_the_generalized_gravity_force(make):
 
 def _M_tilde(scene, q, mode, h=0.05, solver="dense"):
     st = RedMaxStepper(scene, h, solver, geometric_stiffness=mode)
-    st.evaluate(q, np.zeros(scene.model.nv), 0.0)
+    st.evaluate(q, np.zeros(scene.model.nv), scene.control(0.0))
     st._prepare_solver(st.reduced_forces(q)[1])
     return st.assemble_dense(), st
 
@@ -133,11 +134,12 @@ def test_solvers_agree_with_the_term():
     scene.add_spring(2, (0, 0, -0.3), 7, (0, 0, -0.8), 200.0)  # couples two bodies: PCG iterates
     rng = np.random.default_rng(2)
     q, qd = rng.uniform(-0.5, 0.5, 10), rng.uniform(-1, 1, 10)
-    out = {s: RedMaxStepper(scene, 1 / 30, s, tol=1e-13, geometric_stiffness="joints").step(q, qd, 0.0)[1]
+    out = {s: RedMaxStepper(scene, 1 / 30, s, tol=1e-13, geometric_stiffness="joints").step(State(q, qd, 0.0),
+                                                                                       scene.control(0.0)).qd
            for s in ("pcg", "direct", "dense")}
     assert np.abs(out["pcg"] - out["dense"]).max() < 1e-8
     assert np.abs(out["direct"] - out["dense"]).max() < 1e-10
-    off = RedMaxStepper(scene, 1 / 30, "dense").step(q, qd, 0.0)[1]
+    off = RedMaxStepper(scene, 1 / 30, "dense").step(State(q, qd, 0.0), scene.control(0.0)).qd
     assert np.abs(off - out["dense"]).max() > 1e-4  # the term is really there
 
 
@@ -210,7 +212,7 @@ def test_recorded_closure_forces_reproduce_the_constraint_impulse():
     """record_closures recovers μ from Gᵀμ (the step's residual) and spreads rows_k μ_k / h on the bodies."""
     sc = rope(12, 1.2, 6.0, end="pinned")
     st = RedMaxStepper(sc, 1 / 30, "pcg", geometric_stiffness="joints")
-    st.step(sc.q0, sc.qd0, 0.0)
+    st.step(State(sc.q0, sc.qd0, 0.0), sc.control(0.0))
     bodies, rows = st._closure_rows
     Y, Sinv = st._projection
     model = sc.model
