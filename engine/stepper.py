@@ -1,7 +1,7 @@
 """The contract every solver keeps (DESIGN.md, "The step"; docs/architecture.md).
 
 A *stepper* is built from a scene, a time step and its options,
-``Stepper(scene, dt, *, contact=None, **options)``, and then
+``Stepper(scene, dt, *, contact=None, limits=None, **options)``, and then
 
 * ``step(state, control) -> State``: one step of length ``dt`` from ``state``
   (q (nq,), q̇ (nv,), t s) under ``control`` (what changes over time);
@@ -9,6 +9,8 @@ A *stepper* is built from a scene, a time step and its options,
 * ``energy(state, control) -> float``: the total energy (J) the stepper conserves
   or dissipates (kinetic + gravity + every potential it models);
 * ``contact``: its contact stage (``engine.contact.ContactHandler``) or None;
+* ``limits``: its joint-limit stage (``engine.solvers.joint_limits.JointLimits``) or None
+  (a stepper without one refuses enforced limits: ``joint_limits.refuse_limits``);
 * ``divergence_hint``: what to tell a user whose run diverged.
 
 ``engine.solvers.registry.STEPPERS`` maps the solver names to stepper classes;

@@ -1,6 +1,6 @@
 """The solver names of ``engine.Simulator(scene, solver=...)`` and the steppers behind them.
 
-Each entry maps a name to a callable ``(scene, dt, *, contact=None, **options) -> stepper`` that
+Each entry maps a name to a callable ``(scene, dt, *, contact=None, limits=None, **options) -> stepper`` that
 keeps the contract of ``engine.stepper``. Adding a solver is one module with its stepper class
 and one entry here (docs/architecture.md, "Adding a solver").
 """
