@@ -35,6 +35,7 @@ M̃, LAPACK Cholesky).
 """
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -290,17 +291,15 @@ class RedMaxStepper:
     def _tree_pattern(self):
         pat = getattr(self, "_pattern", None)
         if pat is None:
-            lam = self.model.dof_parent
-            rows, cols = [], []
-            for d in range(self.model.nv):
-                rows.append(d)
-                cols.append(d)
-                a = lam[d]
-                while a >= 0:
-                    rows += [d, a]
-                    cols += [a, d]
-                    a = lam[a]
-            pat = self._pattern = (np.array(rows, np.int64), np.array(cols, np.int64))
+            lam = [int(a) for a in self.model.dof_parent]
+            ancestors = []  # of each dof, nearest first (parents come before children: lam[d] < d)
+            for d, a in enumerate(lam):
+                ancestors.append([a] + ancestors[a] if a >= 0 else [])
+            lens = np.fromiter((len(x) for x in ancestors), np.int64, len(lam))
+            desc = np.repeat(np.arange(len(lam), dtype=np.int64), lens)
+            anc = np.fromiter(itertools.chain.from_iterable(ancestors), np.int64, int(lens.sum()))
+            diag = np.arange(len(lam), dtype=np.int64)  # the diagonal, then (d, a) and (a, d) pairs
+            pat = self._pattern = (np.concatenate([diag, desc, anc]), np.concatenate([diag, anc, desc]))
         return pat
 
     def _structural_pattern(self):
