@@ -321,9 +321,9 @@ class RedMaxStepper:
             for a, b in zip(self.pairs[0], self.pairs[1]):
                 if a >= 0 and b >= 0:
                     da, db = dofs_up(int(a)), dofs_up(int(b))
-                    R, C = np.meshgrid(da, db, indexing="ij")
-                    rows += [R.ravel(), C.ravel()]
-                    cols += [C.ravel(), R.ravel()]
+                    R, C = np.repeat(da, len(db)), np.tile(db, len(da))  # every (da, db) pair (meshgrid, cheaper)
+                    rows += [R, C]
+                    cols += [C, R]
             pat = scipy.sparse.csc_matrix((np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
                                           shape=(nv, nv))
             pat.sum_duplicates()
