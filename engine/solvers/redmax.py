@@ -324,20 +324,23 @@ class RedMaxStepper:
                     R, C = np.repeat(da, len(db)), np.tile(db, len(da))  # every (da, db) pair (meshgrid, cheaper)
                     rows += [R, C]
                     cols += [C, R]
-            pat = scipy.sparse.csc_matrix((np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
-                                          shape=(nv, nv))
-            pat.sum_duplicates()
-            pat.sort_indices()
-            col_of = np.repeat(np.arange(nv), np.diff(pat.indptr))
+            # CSC, duplicates merged and rows sorted within columns: the unique (column, row) keys, in order
+            keys = np.unique(np.concatenate(cols) * nv + np.concatenate(rows))
+            col_of, indices = keys // nv, keys % nv
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(col_of, minlength=nv))]).astype(np.int64)
             self._positions = np.full((nv, nv), -1, dtype=np.int64)  # (row, col) → index into the CSC values
-            self._positions[pat.indices, col_of] = np.arange(pat.nnz)
+            self._positions[indices, col_of] = np.arange(len(keys))
             self._diag_positions = self._positions[np.arange(nv), np.arange(nv)].copy()
-            self._values = np.zeros(pat.nnz)
+            self._values = np.zeros(len(keys))
             if self.ordering not in ("leaf-to-root", "rcm"):
                 raise ValueError(f"unknown ordering {self.ordering!r}; expected 'leaf-to-root' or 'rcm'")
-            perm = self._perm if self.ordering == "leaf-to-root" else scipy.sparse.csgraph.reverse_cuthill_mckee(pat, symmetric_mode=True)
-            self._csc = (pat.indices.astype(np.int64), col_of)
-            self._ldl = SparseLDL(pat.indptr, pat.indices, nv, perm)
+            if self.ordering == "leaf-to-root":
+                perm = self._perm
+            else:
+                pat = scipy.sparse.csc_matrix((np.ones(len(keys)), indices, indptr), shape=(nv, nv))
+                perm = scipy.sparse.csgraph.reverse_cuthill_mckee(pat, symmetric_mode=True)
+            self._csc = (indices, col_of)
+            self._ldl = SparseLDL(indptr, indices, nv, perm)
         return self._csc
 
     def assemble_sparse_values(self):
