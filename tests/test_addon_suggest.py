@@ -25,6 +25,7 @@ from addon import mapping  # noqa: E402
 from engine.advise import Trial  # noqa: E402
 
 LINKS, FPS, FRAMES = 10, 24, 48
+WASTEFUL = 16  # substeps the panel starts with (a step costs alike at any dt: 16 × one setting's work)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -42,7 +43,7 @@ def chain_rig():
     scene.frame_start, scene.frame_end = 1, FRAMES
     assert bpy.ops.redmax.add_demo_scene(scene="CHAIN", size=LINKS) == {"FINISHED"}
     s = scene.redmax
-    s.solver, s.substeps = "PCG", 1
+    s.solver, s.substeps = "DENSE", WASTEFUL  # stable but wasteful: the advice is needed
     return bpy.context
 
 
@@ -54,11 +55,10 @@ def _stable(ctx, solver, substeps):
 
 def test_suggested_settings_bake_the_chain_stably(chain_rig):
     ctx = chain_rig
-    unstable, run = _stable(ctx, "pcg", 1)
-    assert not unstable, "the rig must need the advice: one PCG step per frame is unstable here"
     assert bpy.ops.redmax.suggest_settings() == {"FINISHED"}, ctx.scene.redmax.last_message
     s = ctx.scene.redmax
     assert s.last_message.startswith("Suggested")
+    assert s.substeps < WASTEFUL, "the chain is stable with far fewer steps per frame (geometric stiffness)"
     stable, run = _stable(ctx, s.solver.lower(), s.substeps)
     assert stable, f"{s.solver} × {s.substeps}: {run.verdict} {run.detail}"
     assert bpy.ops.redmax.bake() == {"FINISHED"}, s.last_message
