@@ -84,3 +84,30 @@ def test_suggest_settings_names_the_problem_of_a_bad_rig():
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 1
     with pytest.raises(RuntimeError, match="frame range"):
         bpy.ops.redmax.suggest_settings()
+
+
+def test_modal_progress_runs_work_in_slices_and_esc_cancels_untouched():
+    """addon.modal.drive, shared by Bake and Suggest Settings, on the real window manager."""
+    from types import SimpleNamespace
+
+    from addon import modal
+
+    def work(n, fail_at=None):
+        for i in range(n):
+            if i == fail_at:
+                raise ValueError(f"step {i} failed")
+            yield (i + 1) / n, f"step {i}"
+
+    op, ctx = SimpleNamespace(_timer=None), bpy.context
+    ends = dict(status=lambda v: v, cancel=lambda: {"CANCELLED"}, finish=lambda: {"FINISHED"})
+    timer, esc, other = (SimpleNamespace(type=t) for t in ("TIMER", "ESC", "MOUSEMOVE"))
+    steps = work(3)
+    assert modal.drive(op, ctx, other, steps, **ends) == {"PASS_THROUGH"}
+    assert modal.drive(op, ctx, timer, steps, **ends) == {"FINISHED"}  # 3 tiny steps fit in one slice
+    steps = work(3)
+    assert modal.drive(op, ctx, esc, steps, **ends) == {"CANCELLED"}
+    assert next(steps) == (1 / 3, "step 0")  # ESC ran none of the work
+    failed = []
+    out = modal.drive(op, ctx, timer, work(3, fail_at=1), **ends, errors=(ValueError,),
+                      fail=lambda err: failed.append(str(err)) or {"CANCELLED"})
+    assert out == {"CANCELLED"} and failed == ["step 1 failed"]
