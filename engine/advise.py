@@ -381,11 +381,12 @@ class Advisor:
         and kind of scene (``_features``), yielding (0, message) per solver. The first step a process takes
         with a solver loads (or compiles) its numba kernels — seconds, as the first bake of a session pays
         them — which would drown the advisor's millisecond measurements."""
-        c0 = time.process_time()
+        c0, loaded = time.process_time(), False
         for solver in self.solvers:
             key = (solver, _features(self.scene))
             if key in _WARMED:
                 continue
+            loaded = True
             try:
                 opts = self.options(1.0 / self.fps) if callable(self.options) else dict(self.options or {})
                 Simulator(self.scene, solver, dt=1.0 / self.fps, **{"on_unconverged": "ignore", **opts}).step(1)
@@ -393,7 +394,8 @@ class Advisor:
                 pass  # not applicable or diverging at once: the probe finds out and says so
             _WARMED.add(key)
             yield 0.0, f"loading the {solver} solver's kernels"
-        self.warmup_seconds = time.process_time() - c0
+        if loaded:
+            self.warmup_seconds = time.process_time() - c0
 
     def steps(self):
         """Generator: runs the search a frame or so at a time; yields (fraction of the work bound done, message).
