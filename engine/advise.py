@@ -3,11 +3,13 @@
 Short trial runs of each applicable solver × substep count over the first part of the motion, each
 judged by :func:`judge` on what the run did (divergence, energy growth, loop-closure error, PCG
 convergence) and timed in CPU seconds per frame. The search is cost-ordered: every solver is first
-probed for a couple of frames at one substep (its cost per step); then the setting predicted to be
-cheapest is tried next, and the search stops as soon as every remaining setting is predicted to cost
-at least as much as the cheapest stable one found. A setting found unstable rules out the same
-solver with fewer substeps; a stable one rules out more. Nothing here knows which solver is better
-where: the numbers decide (so a change of a solver changes the advice with it).
+probed with one warm-up step at one substep (its setup included: an estimate of its cost per step
+until it is timed); then the setting predicted to be cheapest is tried next, costs are taken from the
+later half of a trial (the start of a motion can cost more than the rest), and the search stops as
+soon as no remaining setting is predicted to cost less than the cheapest stable one found / ADVANTAGE.
+A setting found unstable rules out the same solver (and solvers taking the same steps) with fewer
+substeps; a stable one rules out more. Nothing here knows which solver is better where: the numbers
+decide (so a change of a solver changes the advice with it).
 
 The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
 advisor's verdicts and the sweep's are the same test over different lengths.
