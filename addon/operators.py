@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProperty, StringProperty
 
 from bpy_extras.io_utils import ExportHelper
 
-from . import bake, demo, kernels, links, mapping
+from . import bake, demo, kernels, links, mapping, modal
 from .properties import CLOSURE_ITEMS
 
 from ._engine import bench, engine
@@ -76,9 +75,7 @@ class REDMAX_OT_bake(bpy.types.Operator):
             self._fail(context, None, err)
             return {"CANCELLED"}
         self._steps = self._job.steps()
-        wm = context.window_manager
-        self._timer = wm.event_timer_add(0.0, window=context.window)
-        wm.progress_begin(0, 100)
+        modal.begin(self, context)
         return {"RUNNING_MODAL"}
 
     def _compiled(self, context, compile_job):
@@ -90,36 +87,26 @@ class REDMAX_OT_bake(bpy.types.Operator):
     def modal(self, context, event):
         if isinstance(self._job, kernels.KernelCompile):
             return kernels.modal_step(self, context, event, self._compiled)
-        if event.type == "ESC":
-            self._cleanup(context)
-            self._job.abort()
-            self.report({"WARNING"}, "RedMax bake cancelled; the animation is unchanged")
-            return {"CANCELLED"}
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        t_end = time.perf_counter() + 0.05
-        try:
-            while time.perf_counter() < t_end:
-                frac = next(self._steps)
-        except StopIteration:
-            self._cleanup(context)
-            try:
-                self._job.finish()
-            except bake.BakeError as err:
-                self._fail(context, self._job, err)
-                return {"CANCELLED"}
-            self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
-            return {"FINISHED"}
-        except bake.BakeError as err:
-            self._cleanup(context)
-            self._fail(context, self._job, err)
-            return {"CANCELLED"}
-        context.window_manager.progress_update(int(100 * frac))
-        context.workspace.status_text_set(f"RedMax bake: {100 * frac:.0f} % (ESC to cancel)")
-        return {"RUNNING_MODAL"}
+        return modal.drive(self, context, event, self._steps, status=lambda frac: (frac, f"RedMax bake: {100 * frac:.0f} %"),
+                           cancel=self._cancelled, finish=lambda: self._finished(context),
+                           errors=(bake.BakeError,), fail=lambda err: self._failed(context, err))
 
-    def _cleanup(self, context):
-        kernels.end_modal(self, context)
+    def _cancelled(self):
+        self._job.abort()
+        self.report({"WARNING"}, "RedMax bake cancelled; the animation is unchanged")
+        return {"CANCELLED"}
+
+    def _finished(self, context):
+        try:
+            self._job.finish()
+        except bake.BakeError as err:
+            return self._failed(context, err)
+        self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
+        return {"FINISHED"}
+
+    def _failed(self, context, err):
+        self._fail(context, self._job, err)
+        return {"CANCELLED"}
 
     def _fail(self, context, job, err):
         if job is not None:

@@ -4,11 +4,10 @@ changes nothing); under ``blender -b`` it is a plain loop with printed progress.
 from __future__ import annotations
 
 import importlib
-import time
 
 import bpy
 
-from . import bake
+from . import bake, modal
 from .properties import SOLVER_ITEMS
 
 from ._engine import engine
@@ -76,43 +75,23 @@ class REDMAX_OT_suggest_settings(bpy.types.Operator):
             self.report({"ERROR"}, f"RedMax: {err}")
             return {"CANCELLED"}
         self._steps = self._advisor.steps()
-        wm = context.window_manager
-        self._timer = wm.event_timer_add(0.0, window=context.window)
-        wm.modal_handler_add(self)
-        wm.progress_begin(0, 100)
+        context.window_manager.modal_handler_add(self)
+        modal.begin(self, context)
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
-        if event.type == "ESC":
-            self._cleanup(context)
-            self.report({"WARNING"}, "RedMax: Suggest Settings cancelled; settings unchanged")
-            return {"CANCELLED"}
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        t_end = time.perf_counter() + 0.05
-        try:
-            while time.perf_counter() < t_end:
-                fraction, message = next(self._steps)
-        except StopIteration:
-            self._cleanup(context)
-            return self._done(context, self._advisor.advice)
-        context.window_manager.progress_update(int(100 * fraction))
-        context.workspace.status_text_set(f"RedMax Suggest Settings: {message} (ESC to cancel)")
-        return {"RUNNING_MODAL"}
+        return modal.drive(self, context, event, self._steps,
+                           status=lambda value: (value[0], f"RedMax Suggest Settings: {value[1]}"),
+                           cancel=self._cancelled, finish=lambda: self._done(context, self._advisor.advice))
+
+    def _cancelled(self):
+        self.report({"WARNING"}, "RedMax: Suggest Settings cancelled; settings unchanged")
+        return {"CANCELLED"}
 
     def _done(self, context, advice):
         message = apply_advice(context, advice)
         self.report({"INFO"} if advice.pick is not None else {"WARNING"}, f"RedMax: {message}")
         return {"FINISHED"} if advice.pick is not None else {"CANCELLED"}
-
-    def _cleanup(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-        wm.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
 
 
 CLASSES = (REDMAX_OT_suggest_settings,)

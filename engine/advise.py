@@ -3,11 +3,13 @@
 Short trial runs of each applicable solver × substep count over the first part of the motion, each
 judged by :func:`judge` on what the run did (divergence, energy growth, loop-closure error, PCG
 convergence) and timed in CPU seconds per frame. The search is cost-ordered: every solver is first
-probed for a couple of frames at one substep (its cost per step); then the setting predicted to be
-cheapest is tried next, and the search stops as soon as every remaining setting is predicted to cost
-at least as much as the cheapest stable one found. A setting found unstable rules out the same
-solver with fewer substeps; a stable one rules out more. Nothing here knows which solver is better
-where: the numbers decide (so a change of a solver changes the advice with it).
+probed with one warm-up step at one substep (its setup included: an estimate of its cost per step
+until it is timed); then the setting predicted to be cheapest is tried next, costs are taken from the
+later half of a trial (the start of a motion can cost more than the rest), and the search stops as
+soon as no remaining setting is predicted to cost less than the cheapest stable one found / ADVANTAGE.
+A setting found unstable rules out the same solver (and solvers taking the same steps) with fewer
+substeps; a stable one rules out more. Nothing here knows which solver is better where: the numbers
+decide (so a change of a solver changes the advice with it).
 
 The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
 advisor's verdicts and the sweep's are the same test over different lengths.
@@ -29,9 +31,9 @@ SUBSTEPS = (1, 2, 4, 8, 16, 32, 64)  # the substep ladder tried (steps per frame
 DENSE_MAX_DOFS = 700  # the dense solver is O(n³) per step: only offered to rigs up to this size
 ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of the energy in motion
 CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
-PCG_MAX_ITER = 500  # the Simulator's default PCG iteration cap (a step that reaches it did not converge)
-PROBE_FRAMES = 2  # frames each solver runs before the cost-ordered search (the first is a warm-up)
-PROBE_MARGIN = 3.0  # a solver whose warm-up step costs more than this × another's is not probed further
+PROBE_FRAMES = 1  # frames each solver runs before the cost-ordered search: one warm-up step (setup included)
+ADVANTAGE = 1.2  # once a setting is stable, another is tried only if predicted this many times cheaper: a
+#                 closer call is within the timings' noise, and trying both would cost more than it could save
 SAME_STATE = 1e-6  # relative state difference below which two solvers' probes took the same steps
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
@@ -57,6 +59,9 @@ class Run:
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     first_step_seconds: float = 0.0
+    recent_cpu_seconds: float = 0.0
+    recent_steps: int = 0
+    frame_costs: list = field(default_factory=list, repr=False)  # (CPU s, timed steps) per frame with timed steps
     mean_iterations: float = 0.0
     max_iterations: int = 0
     unconverged_steps: int = 0
@@ -80,12 +85,24 @@ class Run:
         return self.seconds_per_step * self.substeps
 
     @property
+    def steady_seconds_per_step(self) -> float:
+        return self.recent_cpu_seconds / self.recent_steps if self.recent_steps else math.nan
+
+    @property
+    def steady_seconds_per_frame(self) -> float:
+        """CPU seconds per frame over the later half of the timed frames (nan before any): the cost a long
+        bake settles to once the start's transients are over (e.g. PCG's extra iterations early in a
+        motion), which the advisor compares settings by."""
+        return self.steady_seconds_per_step * self.substeps
+
+    @property
     def relative_energy_rise(self) -> float:
         return self.energy_rise / self.energy_scale if self.energy_scale > 0 else 0.0
 
     def as_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d.update(stable=self.stable, seconds_per_frame=self.seconds_per_frame,
+                 steady_seconds_per_frame=self.steady_seconds_per_frame,
                  relative_energy_rise=self.relative_energy_rise)
         return d
 
@@ -113,16 +130,19 @@ class Trial:
     the scene (e.g. explicit with loop closures)."""
 
     def __init__(self, scene, solver: str, substeps: int, fps: float, *, dt: float | None = None, options=None,
-                 energy_every: int = 1, start_energy=None):
+                 energy_every: int = 1, start_energy=None, lazy_kinetic: bool = False):
         self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
         opts = options(self.dt) if callable(options) else dict(options or {})
+        opts.setdefault("on_unconverged", "ignore")  # counted in stats.unconverged_steps and judged here, not warned
         self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
         self.model = scene.model
         self.run = Run(solver, int(substeps), self.dt)
         self.passive = not scene.controllers
-        self._max_iter = int(opts.get("max_iter", PCG_MAX_ITER))
-        self._seen = self._its_sum = self._its_capped = 0
+        self._seen = self._its_sum = 0
         self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
+        # lazy_kinetic: the kinetic energy (for the scale) only when the rise would fail against the scale known
+        # so far; a smaller scale only makes the verdict stricter, never wrongly stable (the advisor's trials)
+        self.lazy_kinetic = bool(lazy_kinetic)
         # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable
         self.start_energy = start_energy or (self.sim.energy(), kinetic_energy(scene.model, self.sim.state.q,
                                                                                 self.sim.state.qd))
@@ -149,8 +169,13 @@ class Trial:
                     r.timed_steps += r.substeps
             except SimulationError as err:
                 r.verdict, r.detail = "diverged", str(err).split(";")[0]
-            r.cpu_seconds += time.process_time() - c0
+            cpu = time.process_time() - c0
+            r.cpu_seconds += cpu
             r.wall_seconds += time.perf_counter() - w0
+            if r.verdict != "diverged" and r.timed_steps:
+                self.run.frame_costs.append((cpu, r.substeps if r.steps else r.substeps - 1))
+                recent = self.run.frame_costs[len(self.run.frame_costs) // 2:]  # the later half of the timed frames
+                r.recent_cpu_seconds, r.recent_steps = sum(c for c, _ in recent), sum(n for _, n in recent)
             r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
             if r.verdict == "diverged":
                 break
@@ -166,9 +191,7 @@ class Trial:
             self._seen += len(its)
             self._its_sum += sum(its)
             r.mean_iterations, r.max_iterations = self._its_sum / self._seen, max(r.max_iterations, max(its))
-            self._its_capped += sum(1 for i in its if i >= self._max_iter)
-        unconverged = getattr(sim.stats, "unconverged_steps", None)
-        r.unconverged_steps = int(unconverged) if unconverged is not None else self._its_capped
+        r.unconverged_steps = int(sim.stats.unconverged_steps)  # PCG solves that stopped at max_iter
         r.constraint_error = max(r.constraint_error, float(sim.stats.constraint_error))
         if r.frames % self.energy_every == 0:
             self._measure_energy()
@@ -184,9 +207,23 @@ class Trial:
         r, sim = self.run, self.sim
         e = sim.energy()
         self._emin = min(self._emin, e)
-        self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
         r.energy_rise = max(r.energy_rise, e - self._e0)
         r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
+        if not self.lazy_kinetic or r.energy_rise > ENERGY_RISE * r.energy_scale:
+            self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
+            r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
+
+
+_WARMED: set = set()  # (solver, scene features) whose kernels this process has run: see Advisor.warm_up
+
+
+def _features(scene) -> tuple:
+    """What decides which kernels a step runs (not the sizes): closures, ground/body contact, limits, springs,
+    point forces, controllers."""
+    m = scene.model
+    return (bool(scene.loop_closures), scene.ground is not None, getattr(scene, "body_contact", None) is not None,
+            bool(np.isfinite(m.joint_lower).any() or np.isfinite(m.joint_upper).any()), bool(scene.pairs),
+            bool(scene.point_forces or scene.moving_loads), bool(scene.controllers), bool(np.any(scene.joint_stiffness)))
 
 
 @dataclass
@@ -206,6 +243,7 @@ class Advice:
     trial_frames: int = 0
     scene: str = ""
     dofs: int = 0
+    warmup_seconds: float = 0.0  # CPU s loading kernels before the search (first advice of a process only)
 
     @property
     def solver(self) -> str | None:
@@ -216,13 +254,13 @@ class Advice:
         return self.pick.substeps if self.pick else None
 
     def estimated_bake_seconds(self) -> float:
-        return self.pick.seconds_per_frame * (self.frames - 1) if self.pick else math.nan
+        return self.pick.steady_seconds_per_frame * (self.frames - 1) if self.pick else math.nan
 
     def as_dict(self) -> dict:
         return {"scene": self.scene, "dofs": self.dofs, "fps": self.fps, "frames": self.frames,
                 "trial_frames": self.trial_frames, "solver": self.solver, "substeps": self.substeps,
                 "estimated_bake_seconds": self.estimated_bake_seconds(), "seconds": self.seconds,
-                "cpu_seconds": self.cpu_seconds, "reasons": self.reasons, "skipped": self.skipped,
+                "cpu_seconds": self.cpu_seconds, "warmup_seconds": self.warmup_seconds, "reasons": self.reasons, "skipped": self.skipped,
                 "trials": [t.as_dict() for t in self.trials]}
 
 
@@ -262,6 +300,7 @@ class Advisor:
         self.abandoned: set = set()  # (solver, substeps) trials stopped once measured slower than the pick
         self.same_steps: dict = {}  # solver -> (solver it steps like, largest state difference, cost ratio)
         self._start_energy = None
+        self.warmup_seconds = 0.0
         self.advice: Advice | None = None
 
     # --------------------------------------------------------------- search
@@ -269,51 +308,69 @@ class Advisor:
         key = (solver, s)
         if key not in self.trials:
             self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY,
+                                     lazy_kinetic=True,
                                      start_energy=self._start_energy)
             self._start_energy = self.trials[key].start_energy
             self.order.append(key)
         return self.trials[key]
 
     def _merge_same_steps(self):
-        """Solvers whose probes reached the same states (to SAME_STATE, relative) take the same steps, so
-        they share every stability verdict: only the cheapest per step of each such group stays a
-        candidate. Measured, not assumed: solvers that step differently stay apart."""
+        """Solvers whose probes reached the same state (to SAME_STATE, relative) take the same steps, so
+        they share every stability verdict: a setting found unstable for one is not tried for the others.
+        Measured, not assumed: solvers that step differently stay apart. Each keeps its own cost."""
         probes = [(sv, t) for (sv, s), t in self.trials.items()
-                  if s == self.ladder[0] and t.run.stable and t.run.frames == PROBE_FRAMES and t.run.timed_steps]
-        probes.sort(key=lambda p: p[1].run.seconds_per_step)
+                  if s == self.ladder[0] and t.run.stable and t.run.frames == PROBE_FRAMES]
+        probes.sort(key=lambda p: p[1].run.first_step_seconds)
         kept = []
         for solver, trial in probes:
             x = np.concatenate([trial.sim.state.q, trial.sim.state.qd])
             for rep, rx, rcost in kept:
                 diff = float(np.max(np.abs(x - rx), initial=0.0)) / (1.0 + float(np.max(np.abs(rx), initial=0.0)))
                 if diff <= SAME_STATE:
-                    self.same_steps[solver] = (rep, diff, trial.run.seconds_per_step / rcost)
+                    self.same_steps[solver] = (rep, diff, trial.run.first_step_seconds / rcost)
                     break
             else:
-                kept.append((solver, x, trial.run.seconds_per_step))
+                kept.append((solver, x, trial.run.first_step_seconds))
+
+    def _setup_factor(self) -> float:
+        """How much a first step costs over a steady one, measured on the trials timed so far (the largest
+        ratio seen, at least 1): the first step of an untimed solver divided by it estimates its steady cost."""
+        ratios = [t.run.first_step_seconds / t.run.steady_seconds_per_step for t in self.trials.values()
+                  if t.run.recent_steps and t.run.first_step_seconds > 0]
+        return max([1.0, *ratios])
 
     def _cost_per_step(self, solver) -> float:
-        """Measured CPU seconds per step of ``solver`` (from its trial with the most timed steps); else its
-        warm-up step's time (setup included: an upper bound) if that step was stable; else 0, so that its
+        """CPU seconds per step of ``solver``: measured over the later half of its trial with the most timed
+        steps; else its first (warm-up) step's time, which includes its setup, divided by the setup factor
+        measured on the timed trials (``_setup_factor``); else 0 (its first step diverged), so that its
         next setting gets a trial."""
         runs = [t.run for (sv, _), t in self.trials.items() if sv == solver]
-        timed = [r for r in runs if r.timed_steps]
+        timed = [r for r in runs if r.recent_steps]
         if timed:
-            return max(timed, key=lambda r: r.timed_steps).seconds_per_step
+            return max(timed, key=lambda r: r.timed_steps).steady_seconds_per_step
         warm = [r.first_step_seconds for r in runs if r.stable and r.steps]
-        return min(warm) if warm else 0.0
+        return min(warm) / self._setup_factor() if warm else 0.0
 
     def _best(self):
         done = [t.run for t in self.trials.values() if t.run.stable and t.run.frames >= self.trial_frames]
-        return min(done, key=lambda r: r.seconds_per_frame, default=None)
+        return min(done, key=lambda r: r.steady_seconds_per_frame, default=None)
+
+    @staticmethod
+    def _slower(run, best) -> bool:
+        """A trial measured no cheaper than the stable ``best``: at twice its cost after one timed frame, or
+        over the later half of two or more (a start that costs more, e.g. PCG's early iterations, can settle)."""
+        ratio = run.steady_seconds_per_frame / best.steady_seconds_per_frame
+        return ratio >= 2.0 or (ratio >= 1.0 and len(run.frame_costs) >= 2)
 
     def _candidates(self):
         """[(predicted CPU s per frame, solver, substeps)] still worth a trial, cheapest first."""
         out = []
+        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}  # solver -> whose steps it takes
         for solver in self.solvers:
-            if solver in self.not_applicable or solver in self.same_steps:
+            if solver in self.not_applicable:
                 continue
-            worst_unstable = max((s for (sv, s), t in self.trials.items() if sv == solver and not t.run.stable), default=0)
+            worst_unstable = max((s for (sv, s), t in self.trials.items()  # an unstable verdict holds for the group
+                                  if group.get(sv) == group[solver] and not t.run.stable), default=0)
             best_stable = min((s for (sv, s), t in self.trials.items()
                                if sv == solver and t.run.stable and t.run.frames >= self.trial_frames), default=math.inf)
             slower = min((s for (sv, s) in self.abandoned if sv == solver), default=math.inf)
@@ -321,8 +378,31 @@ class Advisor:
             out += [(s * c, solver, s) for s in self.ladder if worst_unstable < s < min(best_stable, slower)]
         return sorted(out)
 
+    def warm_up(self):
+        """Generator: one untimed step of each solver on the scene, once per process
+        and kind of scene (``_features``), yielding (0, message) per solver. The first step a process takes
+        with a solver loads (or compiles) its numba kernels — seconds, as the first bake of a session pays
+        them — which would drown the advisor's millisecond measurements."""
+        c0, loaded = time.process_time(), False
+        for solver in self.solvers:
+            key = (solver, _features(self.scene))
+            if key in _WARMED:
+                continue
+            loaded = True
+            try:
+                opts = self.options(1.0 / self.fps) if callable(self.options) else dict(self.options or {})
+                Simulator(self.scene, solver, dt=1.0 / self.fps, **{"on_unconverged": "ignore", **opts}).step(1)
+            except (ValueError, SimulationError):
+                pass  # not applicable or diverging at once: the probe finds out and says so
+            _WARMED.add(key)
+            yield 0.0, f"loading the {solver} solver's kernels"
+        if loaded:
+            self.warmup_seconds = time.process_time() - c0
+
     def steps(self):
-        """Generator: runs the search a frame or so at a time; yields (fraction of the work bound done, message)."""
+        """Generator: runs the search a frame or so at a time; yields (fraction of the work bound done, message).
+        Kernels are loaded first (``warm_up``, timed apart: ``Advice.warmup_seconds``)."""
+        yield from self.warm_up()
         w0, c0 = time.perf_counter(), time.process_time()
         for solver in self.solvers:  # probe: cost per step at one substep (and divergence, if immediate)
             try:
@@ -330,14 +410,8 @@ class Advisor:
             except ValueError as err:
                 self.not_applicable[solver] = str(err)
                 continue
-            trial.advance(1)  # the warm-up step
+            trial.advance(PROBE_FRAMES)  # the warm-up step: its cost bounds a step's, its state shows how it steps
             yield 0.0, f"probing {solver}"
-            known = [t.run.first_step_seconds for t in self.trials.values() if t.run.timed_steps]
-            if trial.run.stable and known and trial.run.first_step_seconds > PROBE_MARGIN * min(known):
-                continue  # its setup costs several first steps of another solver: timed only if it comes to matter
-            for _ in range(PROBE_FRAMES - 1):
-                trial.advance(1)
-                yield 0.0, f"probing {solver}"
         self._merge_same_steps()
         while True:
             cands = self._candidates()
@@ -345,16 +419,16 @@ class Advisor:
             if not cands:
                 break
             pred, solver, s = cands[0]
-            if best is not None and pred >= best.seconds_per_frame:
+            if best is not None and pred * ADVANTAGE >= best.steady_seconds_per_frame:
                 for p, sv, ss in cands:
-                    self.skipped.append((sv, ss, p / best.seconds_per_frame))
+                    self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
                 break
             trial = self._trial(solver, s)
             while trial.run.stable and trial.run.frames < self.trial_frames:
                 trial.advance(1)
                 if trial.run.frames == self.trial_frames:
                     trial.check_energy()  # a trial always ends on an energy check
-                if best is not None and trial.run.timed_steps and trial.run.seconds_per_frame >= best.seconds_per_frame:
+                if best is not None and trial.run.timed_steps and self._slower(trial.run, best):
                     self.abandoned.add((solver, s))  # measured slower than a stable pick: no need to finish
                     break
                 yield trial.run.frames / self.trial_frames, f"{solver}, {s} substeps: frame {trial.run.frames}"
@@ -373,11 +447,11 @@ class Advisor:
         tried = set(self.trials)
         reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.trial_frames, self.fps, self.ladder, tried,
                            self.same_steps)
-        reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe) at "
-                    f"{ratio:.1f}× its cost per step, so it shares {rep}'s verdicts"
+        reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe), so it shares "
+                    f"{rep}'s verdicts; its first step (setup included) took {ratio:.1f}× {rep}'s"
                     for sv, (rep, diff, ratio) in self.same_steps.items()]
         return Advice(pick, runs, reasons, list(self.skipped), seconds, cpu, self.fps, self.frames, self.trial_frames,
-                      self.scene.name, self.scene.model.nv)
+                      self.scene.name, self.scene.model.nv, self.warmup_seconds)
 
 
 def _substeps_text(s) -> str:
@@ -394,7 +468,7 @@ def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tri
                    f"the first {pick.frames} frames ({pick.frames / fps:.2f} s): energy rise "
                    f"{100 * pick.relative_energy_rise:.1f} % of the energy in motion"
                    + (f", loop closures within {pick.constraint_error:.1g} m" if pick.constraint_error > 0 else "")
-                   + f"; {1e3 * pick.seconds_per_frame:.3g} ms CPU per frame")
+                   + f"; {1e3 * pick.steady_seconds_per_frame:.3g} ms CPU per frame")
         fewer = [r for r in runs if r.solver == pick.solver and not r.stable]
         if fewer:  # why not fewer substeps
             r = max(fewer, key=lambda r: r.substeps)
@@ -413,24 +487,26 @@ def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tri
             u = max(unstable, key=lambda r: r.substeps)
             parts.append(f"unstable at {_substeps_text(u.substeps)} ({u.detail or u.verdict})")
         if stable and pick is not None:
-            r = min(stable, key=lambda r: r.seconds_per_frame)
+            r = min(stable, key=lambda r: r.steady_seconds_per_frame)
             parts.append(f"stable at {_substeps_text(r.substeps)} but {pick.solver} is "
-                         f"{r.seconds_per_frame / pick.seconds_per_frame:.1f}× faster")
+                         f"{r.steady_seconds_per_frame / pick.steady_seconds_per_frame:.1f}× faster")
             if solver == "pcg":
                 parts.append(f"PCG needs {r.mean_iterations:.1f} iterations per step here")
         warm = [r for r in mine if r.stable and r.steps and not r.timed_steps]
         if warm and pick is not None and not stable and not slower:
             r = warm[0]
             parts.append(f"its first step took {1e3 * r.first_step_seconds:.3g} ms (setup included), "
-                         f"{r.first_step_seconds / pick.seconds_per_step:.1f}× a step of the pick (not timed further)")
+                         f"{r.first_step_seconds / pick.steady_seconds_per_step:.1f}× a step of the pick (not timed further)")
         if slower and pick is not None and not stable:
-            r = min(slower, key=lambda r: r.seconds_per_frame)
-            parts.append(f"{r.seconds_per_frame / pick.seconds_per_frame:.1f}× the pick's cost per frame at "
+            r = min(slower, key=lambda r: r.steady_seconds_per_frame)
+            parts.append(f"{r.steady_seconds_per_frame / pick.steady_seconds_per_frame:.1f}× the pick's cost per frame at "
                          f"{_substeps_text(r.substeps)} after {r.frames} frame(s) (not run further)")
         mine_skipped = [(s, ratio) for sv, s, ratio in skipped if sv == solver and (sv, s) not in tried]
         if mine_skipped:
             s, ratio = min(mine_skipped)
-            parts.append(f"at {_substeps_text(s)} or more it would cost ≥ {ratio:.1f}× the pick (not tried)")
+            parts.append(f"at {_substeps_text(s)} or more it would cost ≥ {ratio:.1f}× the pick (not tried)" if ratio >= 1
+                         else f"at {_substeps_text(s)} it would cost about {ratio:.2f}× the pick, too close to be "
+                              "worth a trial (not tried)")
         if parts:
             out.append(f"{solver}: " + "; ".join(parts))
     for solver, why in not_applicable.items():

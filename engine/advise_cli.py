@@ -124,11 +124,12 @@ def format_advice(advice) -> str:
         lines.append("No recommendation: nothing tried was stable.")
     lines += [f"  - {r}" for r in advice.reasons]
     lines.append(f"Advice took {advice.seconds:.3g} s ({advice.cpu_seconds:.3g} s CPU), trials of up to "
-                 f"{advice.trial_frames} frames.")
+                 f"{advice.trial_frames} frames" + (f"; before it, {advice.warmup_seconds:.3g} s CPU loading the solvers' "
+                                                    "kernels (once per process)." if advice.warmup_seconds > 0 else "."))
     head = ["solver", "substeps", "dt (ms)", "frames", "verdict", "ms/frame", "PCG its (mean/max)", "energy rise",
             "closure err (m)"]
     rows = [[r.solver, str(r.substeps), f"{1e3 * r.dt:.3g}", str(r.frames), r.verdict + (" *" if r is advice.pick else ""),
-             f"{1e3 * r.seconds_per_frame:.3g}" if r.timed_steps else "—",
+             f"{1e3 * r.steady_seconds_per_frame:.3g}" if r.timed_steps else "—",
              f"{r.mean_iterations:.1f}/{r.max_iterations}" if r.solver == "pcg" else "—",
              f"{100 * r.relative_energy_rise:.1f} %" if r.relative_energy_rise < 10 else "> 1000 %", f"{r.constraint_error:.1g}"] for r in advice.trials]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]

@@ -8,6 +8,7 @@ stored in link frames. Every element has a name used in error messages.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,6 +59,20 @@ def _axis(x, what: str) -> np.ndarray:
 
 
 
+def _copied(value):
+    """A deep copy of a closure's or load's field (arrays and tuples of them copied, numbers and strings shared),
+    without ``copy.deepcopy``'s generic walk: ``Scene.finalize`` copies these for every Simulator built."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_copied(v) for v in value)
+    return value if isinstance(value, (str, int, float, bool, type(None))) else copy.deepcopy(value)
+
+
+def _dataclass_deepcopy(self, memo):
+    return dataclasses.replace(self, **{f.name: _copied(getattr(self, f.name)) for f in dataclasses.fields(self) if f.init})
+
+
 @dataclass
 class LoopClosure:
     """A bilateral constraint closing a loop: the two attachment points coincide,
@@ -72,6 +87,8 @@ class LoopClosure:
     axis_a: np.ndarray  # hinge / universal axis, link frame of a
     axis_b: np.ndarray  # link frame of b (second axis for universal)
     rest_rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # R_aᵀ R_b at rest (fixed)
+
+    __deepcopy__ = _dataclass_deepcopy
 
     @property
     def joint_type(self) -> int:
@@ -97,6 +114,8 @@ class MovingLoad:
     path: list
     t_start: float
     t_end: float
+
+    __deepcopy__ = _dataclass_deepcopy
 
     def at(self, t: float):
         """(body, link point) at time t, or (−1, None) when off the path."""

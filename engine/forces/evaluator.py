@@ -54,8 +54,11 @@ class ForceEvaluator:
         self.joint_stiffness = scene.joint_stiffness.copy()
         self.joint_damping = scene.joint_damping.copy()
         # the dofs of joints with springs (the displacement is computed for every joint, then masked)
-        stiff = [j for j in range(n) if self.joint_stiffness[model.v_start[j]:model.v_start[j] + model.joint_nv[j]].any()]
-        self._spring_v = np.array([model.v_start[j] + k for j in stiff for k in range(model.joint_nv[j])], dtype=np.int64)
+        # (vectorized: a Python loop over joints here was half of a Simulator's construction)
+        dof_joint = np.repeat(np.arange(n), model.joint_nv)  # v_start is the running sum of joint_nv
+        stiff = np.zeros(n, dtype=bool)
+        stiff[dof_joint[self.joint_stiffness != 0]] = True
+        self._spring_v = np.flatnonzero(stiff[dof_joint]).astype(np.int64)
         self._difference = np.zeros(nv)
         self.point_force_body = np.zeros(0, dtype=np.int64)
         self.point_force_K = np.zeros((0, 6, 6))

@@ -35,6 +35,7 @@ M̃, LAPACK Cholesky).
 """
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -290,17 +291,15 @@ class RedMaxStepper:
     def _tree_pattern(self):
         pat = getattr(self, "_pattern", None)
         if pat is None:
-            lam = self.model.dof_parent
-            rows, cols = [], []
-            for d in range(self.model.nv):
-                rows.append(d)
-                cols.append(d)
-                a = lam[d]
-                while a >= 0:
-                    rows += [d, a]
-                    cols += [a, d]
-                    a = lam[a]
-            pat = self._pattern = (np.array(rows, np.int64), np.array(cols, np.int64))
+            lam = [int(a) for a in self.model.dof_parent]
+            ancestors = []  # of each dof, nearest first (parents come before children: lam[d] < d)
+            for d, a in enumerate(lam):
+                ancestors.append([a] + ancestors[a] if a >= 0 else [])
+            lens = np.fromiter((len(x) for x in ancestors), np.int64, len(lam))
+            desc = np.repeat(np.arange(len(lam), dtype=np.int64), lens)
+            anc = np.fromiter(itertools.chain.from_iterable(ancestors), np.int64, int(lens.sum()))
+            diag = np.arange(len(lam), dtype=np.int64)  # the diagonal, then (d, a) and (a, d) pairs
+            pat = self._pattern = (np.concatenate([diag, desc, anc]), np.concatenate([diag, anc, desc]))
         return pat
 
     def _structural_pattern(self):
@@ -322,23 +321,26 @@ class RedMaxStepper:
             for a, b in zip(self.pairs[0], self.pairs[1]):
                 if a >= 0 and b >= 0:
                     da, db = dofs_up(int(a)), dofs_up(int(b))
-                    R, C = np.meshgrid(da, db, indexing="ij")
-                    rows += [R.ravel(), C.ravel()]
-                    cols += [C.ravel(), R.ravel()]
-            pat = scipy.sparse.csc_matrix((np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
-                                          shape=(nv, nv))
-            pat.sum_duplicates()
-            pat.sort_indices()
-            col_of = np.repeat(np.arange(nv), np.diff(pat.indptr))
+                    R, C = np.repeat(da, len(db)), np.tile(db, len(da))  # every (da, db) pair (meshgrid, cheaper)
+                    rows += [R, C]
+                    cols += [C, R]
+            # CSC, duplicates merged and rows sorted within columns: the unique (column, row) keys, in order
+            keys = np.unique(np.concatenate(cols) * nv + np.concatenate(rows))
+            col_of, indices = keys // nv, keys % nv
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(col_of, minlength=nv))]).astype(np.int64)
             self._positions = np.full((nv, nv), -1, dtype=np.int64)  # (row, col) → index into the CSC values
-            self._positions[pat.indices, col_of] = np.arange(pat.nnz)
+            self._positions[indices, col_of] = np.arange(len(keys))
             self._diag_positions = self._positions[np.arange(nv), np.arange(nv)].copy()
-            self._values = np.zeros(pat.nnz)
+            self._values = np.zeros(len(keys))
             if self.ordering not in ("leaf-to-root", "rcm"):
                 raise ValueError(f"unknown ordering {self.ordering!r}; expected 'leaf-to-root' or 'rcm'")
-            perm = self._perm if self.ordering == "leaf-to-root" else scipy.sparse.csgraph.reverse_cuthill_mckee(pat, symmetric_mode=True)
-            self._csc = (pat.indices.astype(np.int64), col_of)
-            self._ldl = SparseLDL(pat.indptr, pat.indices, nv, perm)
+            if self.ordering == "leaf-to-root":
+                perm = self._perm
+            else:
+                pat = scipy.sparse.csc_matrix((np.ones(len(keys)), indices, indptr), shape=(nv, nv))
+                perm = scipy.sparse.csgraph.reverse_cuthill_mckee(pat, symmetric_mode=True)
+            self._csc = (indices, col_of)
+            self._ldl = SparseLDL(indptr, indices, nv, perm)
         return self._csc
 
     def assemble_sparse_values(self):
