@@ -69,18 +69,10 @@ class Follow:
             mask[model.q_slice(name)] = True
         self.mask = mask
         self.model = model
-        self.targets = np.array([engine.configuration_from_poses(model, L[:, :3, :3], L[:, :3, 3]) for L in links])
-        # joint-space velocity from each frame's target to the next (per unit of frame), for interpolation
-        self._steps = np.array([self._difference(self.targets[k], self.targets[k + 1]) for k in range(n_frames - 1)])
-
-    def _difference(self, qa, qb):
-        model = self.model
-        v = np.zeros(model.nv)
-        for j, name in enumerate(model.joint_names):
-            qs, vs = model.q_slice(name), model.v_slice(name)
-            if vs.stop > vs.start:
-                v[vs] = engine.joints.difference(int(model.joint_type[j]), qa[qs], qb[qs])
-        return v
+        # q̄ per frame, interpolated on the joint manifold between frames by the engine
+        self.motion = engine.control.SampledMotion(
+            model, [engine.configuration_from_poses(model, L[:, :3, :3], L[:, :3, 3]) for L in links])
+        self.targets = self.motion.samples
 
     def configure(self, scene) -> None:
         """Add the tracking springs (replacing a bone's own joint spring) at the first frame's targets."""
@@ -89,5 +81,4 @@ class Follow:
 
     def set_targets(self, scene, frame_index: int, alpha: float) -> None:
         """Rest values at ``alpha`` ∈ [0, 1] of the way from frame ``frame_index`` to the next."""
-        q = engine.integrate(self.model, self.targets[frame_index], self._steps[frame_index], alpha)
-        scene.joint_rest[self.mask] = q[self.mask]
+        scene.joint_rest[self.mask] = self.motion.at(frame_index, alpha)[self.mask]

@@ -46,7 +46,7 @@ WORLD = -1
 AXES = np.eye(3)
 AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
 HOSTED_JOINTS = {"HINGE": "revolute", "SLIDER": "prismatic", "POINT": "spherical", "FIXED": "fixed"}
-CLOSURE_OF_JOINT = {"revolute": "hinge", "spherical": "point", "fixed": "fixed", "universal": "universal"}
+CLOSURE_OF_JOINT = engine.scene.CLOSURE_KIND_OF_JOINT  # joint type name → loop-closure kind
 
 
 class MappingError(ValueError):

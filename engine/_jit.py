@@ -28,9 +28,14 @@ except ImportError:  # pragma: no cover
 
 JIT_ENABLED = HAVE_NUMBA
 
-# Let LLVM contract to FMA and reassociate sums (vectorises the 6×6 loops), but
-# keep IEEE NaN/inf semantics so divergence checks still see them.
-_FASTMATH = {"contract", "reassoc", "arcp", "nsz"}
+# Let LLVM contract to FMA, but keep IEEE NaN/inf semantics so divergence checks still see them.
+# No "reassoc": with it LLVM vectorises a sum in a loop that also stores (PCG's `p[k] = z[k];
+# rz += r[k] * z[k]`) behind a run-time alias check that is conservative (it takes the scalar loop
+# when two arrays start less than 256 bytes apart, overlapping or not), so the sum's rounding, and
+# with it the whole trajectory, depended on where the allocator had put the arrays: the same step
+# on the same inputs gave different bits from one run to the next. Without it both loops add in
+# source order. Step times measured the same either way.
+_FASTMATH = {"contract", "arcp", "nsz"}
 
 
 def kernel(fn=None, *, parallel: bool = False, inline: bool = False):

@@ -27,6 +27,8 @@ WORLD = -1
 CLOSURE_JOINT_TYPES = {"point": J.SPHERICAL, "ball": J.SPHERICAL, "hinge": J.REVOLUTE, "universal": J.UNIVERSAL,
                        "fixed": J.FIXED}
 LOOP_KINDS = {kind: 3 - int(J.JOINT_NV[jt]) for kind, jt in CLOSURE_JOINT_TYPES.items()}  # rotational rows
+# the closure kind that stands for a joint type name ("revolute" → "hinge"; spherical → "point", the first)
+CLOSURE_KIND_OF_JOINT = {J.JOINT_TYPE_NAMES[jt]: kind for kind, jt in reversed(CLOSURE_JOINT_TYPES.items())}
 
 
 def _floats(x, what: str) -> np.ndarray:

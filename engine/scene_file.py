@@ -154,7 +154,9 @@ class _Reader:
     def numbers(self, d, key, what, n=None, default=...):
         raw = self.get(d, key, what, default)
         if raw is None:
-            return None
+            if default is None:  # an optional value written as null: absent
+                return None
+            raise self.error(what, f"'{key}' must be {n or 'some'} finite numbers, got None")
         try:
             v = np.asarray(raw, float)
         except (TypeError, ValueError):

@@ -104,7 +104,11 @@ class Simulator:
             s = self.state
             for controller in self.scene.controllers:
                 controller(self.scene, s.t)
-            new = stepper.step(s, self.scene.control(s.t))
+            try:
+                new = stepper.step(s, self.scene.control(s.t))
+            except np.linalg.LinAlgError as err:  # LAPACK on non-finite values: a divergence inside the step
+                raise SimulationError(f"simulation diverged at step {stats.steps + 1} (t = {s.t + self.dt:.4f} s): "
+                                      f"{err} (non-finite forces or state); {stepper.divergence_hint}") from None
             self._monitor.record(stats, stepper.stats.iterations, stats.steps + 1, s.t + self.dt)  # may raise: state kept
             self._check(new.q, new.qd)
             self.state = new

@@ -1,28 +1,13 @@
 """Joint limits authored in Blender (real bpy wheel) reach the engine and hold in a bake: a rigid
 body HINGE with ``limit_ang_z`` (both object orders), a bone with a Limit Rotation constraint, and
 per-axis bounds of universal and ball bones."""
-import atexit
 import math
-import os
-import shutil
-import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy` (recipes §1)
-    _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
-    atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
-    os.environ["BLENDER_USER_RESOURCES"] = _user_dir
-bpy = pytest.importorskip("bpy")
+bpy = pytest.importorskip("bpy")  # (conftest.py gave Blender a throw-away user folder)
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import addon  # noqa: E402
 from addon import bake, mapping  # noqa: E402
 
 import engine  # noqa: E402
@@ -32,17 +17,8 @@ Y_HINGE = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]).T  # columns: local x =
 
 
 @pytest.fixture(scope="module", autouse=True)
-def registered():
-    addon.register()
+def registered(addon_registered):
     yield
-    addon.unregister()
-
-
-@pytest.fixture()
-def ctx():
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    bpy.context.scene.render.fps = 60
-    return bpy.context
 
 
 def _object(name, location, rotation=None, size=None):

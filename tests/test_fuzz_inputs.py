@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -92,6 +93,19 @@ def test_mutated_scene_files_fail_only_with_named_scene_file_errors(base, data):
             engine.Simulator(scene, "pcg", dt=1 / 60).step(2)
         except (ModelError, SimulationError) as e:
             assert re.search(r"'[^']+'|step \d+", str(e)), str(e)  # names an element (or the step)
+
+
+@pytest.mark.parametrize("path, junk", [(("point_forces", 0, "point", 0), 1e308),
+                                        (("loop_closures", 0, "point_b"), None)])
+def test_examples_hypothesis_found(path, junk):
+    """A point force 1e308 m out (finite, but its forces are not: LAPACK then fails inside the step)
+    and a required vector written as null: named errors, not LinAlgError or a numpy ValueError."""
+    data = copy.deepcopy(BASES[0])
+    _set(data, path, junk, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises((ModelError, SimulationError), match=r"step \d+|'point_b'"):
+            engine.Simulator(scene_from_dict(data, "fuzz.json"), "pcg", dt=1 / 60).step(2)
 
 
 URDF_JUNK = ["", "nan", "inf", "-1", "0", "1 2", "abc", "1e400", "0 0 0", "1 0 0 0"]

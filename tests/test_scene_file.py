@@ -124,3 +124,16 @@ def test_round_trip_keeps_the_ground_and_contact_shapes(tmp_path):
     data["ground"]["friction"] = -1
     with pytest.raises(ModelError, match="friction must be ≥ 0"):
         scene_from_dict(data, "bad.json")
+
+
+def test_a_required_vector_written_as_null_is_a_named_error():
+    """Hypothesis (test_fuzz_inputs) found ``"point_b": null`` reaching the solver as None; a
+    required vector must be numbers, an optional one (``q0``) may be null."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "viewer.md").read_text(encoding="utf-8")
+    data = scene_to_dict(scene_from_dict(json.loads(text.split("```json\n", 1)[1].split("```", 1)[0]), "viewer.md"))
+    assert "q0" in data
+    data["q0"] = None
+    scene_from_dict(json.loads(json.dumps(data)), "ok.json")
+    data["loop_closures"][0]["point_b"] = None
+    with pytest.raises(ModelError, match=r"scene file 'bad.json': loop closure .*'point_b' must be 3 finite numbers"):
+        scene_from_dict(data, "bad.json")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
+from .minv import pass_impulse_to_parent
 
 
 @kernel
@@ -33,14 +34,7 @@ def impulse_response(tree, s_w, U_w, Dinv, Y, dq, dv):
                 s -= s_w[vs + d, c] * Y[i, c]
             t[d] = s
         if p >= 0:
-            for c in range(6):
-                Y[p, c] += Y[i, c]
-            for d in range(nv):
-                g = 0.0
-                for e in range(nv):
-                    g += Dinv[i, d, e] * t[e]
-                for c in range(6):
-                    Y[p, c] += U_w[vs + d, c] * g
+            pass_impulse_to_parent(U_w, Dinv, i, p, vs, nv, t, Y)
     for i in range(n):  # outward: velocity changes (lines 7–10)
         nv = tree.joint_nv[i]
         vs = tree.v_start[i]

@@ -80,15 +80,22 @@ def impulse_pass(tree, s_w, U_w, Dinv, k, dof_body, Y, u):
                 t -= s_w[vs + d, c] * Y[i, c]
             u[vs + d] = t
         if p >= 0:
-            for c in range(6):
-                Y[p, c] += Y[i, c]
-            for d in range(nv):
-                g = 0.0
-                for e in range(nv):
-                    g += Dinv[i, d, e] * u[vs + e]
-                for c in range(6):
-                    Y[p, c] += U_w[vs + d, c] * g
+            pass_impulse_to_parent(U_w, Dinv, i, p, vs, nv, u[vs:], Y)
         i = p
+
+
+@kernel(inline=True)
+def pass_impulse_to_parent(U_w, Dinv, i, p, vs, nv, t, Y):
+    """Line 5: Y_p += Y_i + U_i D_i⁻¹ t, body i's articulated bias impulse as its parent p sees it;
+    t (≥ nv,): the joint's bias impulse τ − Sᵀ Y_i."""
+    for c in range(6):
+        Y[p, c] += Y[i, c]
+    for d in range(nv):
+        g = 0.0
+        for e in range(nv):
+            g += Dinv[i, d, e] * t[e]
+        for c in range(6):
+            Y[p, c] += U_w[vs + d, c] * g
 
 
 @kernel

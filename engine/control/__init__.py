@@ -9,9 +9,9 @@
   ``dog()`` and ``snake(n_dof)``.
 """
 from . import motions
-from .motions import ReferenceMotion, motion_for
+from .motions import ReferenceMotion, SampledMotion, motion_for
 from .spd import METHODS, configuration_difference, dof_gains, spd, spd_torques
 from .tracking import TRACKING_METHODS, TrackingResult, track
 
 __all__ = ["spd", "spd_torques", "dof_gains", "configuration_difference", "METHODS", "track", "TrackingResult",
-           "TRACKING_METHODS", "ReferenceMotion", "motion_for", "motions"]
+           "TRACKING_METHODS", "ReferenceMotion", "SampledMotion", "motion_for", "motions"]

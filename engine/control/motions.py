@@ -98,6 +98,30 @@ class ReferenceMotion:
         return f"<ReferenceMotion {self.name!r}, period {self.period} s, {self.model.nv} channels>"
 
 
+class SampledMotion:
+    """A reference q̄ given at evenly spaced samples (e.g. an animation's frames), interpolated on the
+    joints' manifolds: q̄(k + α) = q̄_k ⊕ α (q̄_{k+1} ⊖ q̄_k), the geodesic of each joint.
+
+    samples: (F, nq) configurations, F ≥ 1.
+    """
+
+    def __init__(self, model, samples):
+        self.model = model
+        self.samples = np.array(samples, dtype=float).reshape(-1, model.nq)
+        # the joint-space velocity from each sample to the next (per unit of sample index)
+        self._steps = np.array([configuration_difference(model, a, b)
+                                for a, b in zip(self.samples[:-1], self.samples[1:])]).reshape(-1, model.nv)
+
+    def __len__(self) -> int:
+        return self.samples.shape[0]
+
+    def at(self, index: int, alpha: float = 0.0) -> np.ndarray:
+        """q̄ (nq,) at ``alpha`` ∈ [0, 1] of the way from sample ``index`` to the next."""
+        if index == len(self) - 1:  # the last sample has no next one
+            return self.samples[index].copy()
+        return integrate(self.model, self.samples[index], self._steps[index], alpha)
+
+
 class _Channels:
     """Collects channel settings by joint name and component before building a ReferenceMotion."""
 
