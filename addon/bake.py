@@ -165,6 +165,31 @@ def selection(context):
     return list(dict.fromkeys([*context.selected_objects, *hosts, *saved]))
 
 
+def held_partners(bscene, baked) -> list[str]:
+    """Names of the dynamic rigid bodies a *Selected Only* bake leaves in Blender's simulation although
+    Rigid Body Constraints join them to a baked object (directly or through each other): the bake
+    held them in place, but on playback Blender's own simulation moves them."""
+    edges: dict = {}
+    for h in bscene.objects:
+        c = h.rigid_body_constraint
+        if c is not None and c.enabled and c.object1 is not None and c.object2 is not None:
+            edges.setdefault(c.object1, set()).add(c.object2)
+            edges.setdefault(c.object2, set()).add(c.object1)
+
+    def dynamic(ob):
+        rb = ob.rigid_body
+        return rb is not None and rb.type == "ACTIVE" and rb.enabled and not rb.kinematic
+
+    found: set = set()
+    stack = list(baked)
+    while stack:
+        for other in edges.get(stack.pop(), ()):
+            if other not in baked and other not in found and dynamic(other):
+                found.add(other)
+                stack.append(other)
+    return sorted(ob.name for ob in found)
+
+
 def keyed_frames(frame_start, frame_end, step):
     """Frames that get keys: every ``step``-th from the start, and always the last one."""
     frames = list(range(frame_start, frame_end + 1, step))
@@ -213,6 +238,7 @@ class BakeJob:
         # before any frame change moves animated values (objects the bake will not key are dropped in finish)
         self.snapshot = snapshot.take(bscene, snapshot.objects_to_save(bscene, objects or bscene.objects))
         self.follow = None
+        self.warning = ""  # set by finish: what the user should know about the bake
         try:
             armatures = follow.followed_armatures(bscene.objects if objects is None else objects)
             samples = follow.sample_poses(bscene, armatures, range(self.sim_start, self.frame_end + 1))
@@ -298,7 +324,9 @@ class BakeJob:
             s.previous_rotation_modes = self._set_rotation_modes(ob)
             keyframes.assign(ob, action, slot.identifier)
             s.baked_action, s.is_baked = action, True
-        snapshot.store(self.bscene, self.snapshot, {ob for ob, _, _ in written}, self._only)
+        baked = {ob for ob, _, _ in written}
+        held = held_partners(self.bscene, baked) if self._only is not None else []  # before detach drops the joints
+        snapshot.store(self.bscene, self.snapshot, baked, self._only)
         snapshot.detach(self.context, [ob for ob, _, _ in written])
         self.bscene.frame_set(self._frame_before)
         stats = self.sim.stats
@@ -312,6 +340,14 @@ class BakeJob:
         st.last_iterations, st.last_max_iterations = result["mean_iterations"], result["max_iterations"]
         st.last_message = (f"{result['frames']} keyed frames, {result['steps']} steps in {result['seconds']:.2f} s "
                            f"(+{result['write_seconds']:.2f} s keys)")
+        self.warning = ""
+        if held:
+            names = ", ".join(f"'{n}'" for n in held[:5]) + (" …" if len(held) > 5 else "")
+            self.warning = (f"Selected Only: {len(held)} rigid bod{'y' if len(held) == 1 else 'ies'} joined to the baked "
+                            f"objects ({names}) held still in this bake but stay in Blender's rigid body simulation, "
+                            "which moves them on playback; select them too, or make them passive or animated")
+            st.last_message += f"; {self.warning}"
+        result["warning"] = self.warning
         return result
 
     def _check_finite(self, qs, frames):

@@ -499,7 +499,7 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
     for h in springs:
         _add_constraint_spring(scene, h, b.targets)
     for link in settings.links:
-        _add_link(scene, bscene, link, b.targets)
+        _add_link(scene, bscene, link, b.targets, partial=objects is not None)
     try:  # a demo's car
         loads.add_moving_loads(objects, scene, {t.object.name: n for n, t in b.targets.items() if not t.bone})
     except ValueError as err:
@@ -549,11 +549,15 @@ def _add_constraint_spring(scene, host, targets):
     scene.add_spring(ends[0], pts[0], ends[1], pts[1], k, damping=d, name=host.name)
 
 
-def _add_link(scene, bscene, link, targets):
+def _add_link(scene, bscene, link, targets, partial=False):
+    """Add one cable, spring or loop closure; ``partial`` (a *Selected Only* bake): a link between two
+    objects that are not simulated holds with them and is left out."""
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
     a, pa, Wa = _end(bscene, link, "a", targets)
     bb, pb, _ = _end(bscene, link, "b", targets)
     if a == WORLD and bb == WORLD:
+        if partial:
+            return
         raise MappingError(f"{what}: neither end is on a simulated object or bone")
     try:
         if link.kind == "CLOSURE":

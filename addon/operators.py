@@ -44,7 +44,7 @@ class REDMAX_OT_bake(bpy.types.Operator):
         except BaseException:  # KeyboardInterrupt included: leave the animation as it was
             job.abort()
             raise
-        self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
+        self._report_done(context, job)
         return {"FINISHED"}
 
     @staticmethod
@@ -101,8 +101,13 @@ class REDMAX_OT_bake(bpy.types.Operator):
             self._job.finish()
         except bake.BakeError as err:
             return self._failed(context, err)
-        self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
+        self._report_done(context, self._job)
         return {"FINISHED"}
+
+    def _report_done(self, context, job):
+        if job.warning:
+            self.report({"WARNING"}, f"RedMax: {job.warning}")
+        self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
 
     def _failed(self, context, err):
         self._fail(context, self._job, err)

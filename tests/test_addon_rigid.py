@@ -378,6 +378,23 @@ def test_selected_only_rebake_keeps_the_other_objects_bakes_and_clear_restores_a
     assert not differences(before, scene_snapshot(scene, _all(scene)))
 
 
+def test_selected_only_names_the_joined_bodies_it_leaves_to_blender_and_skips_links_between_held_ones(ctx):
+    """Found by a new user: part of a chain baked alone. The unselected links hold still in the bake
+    but stay in Blender's simulation (and move on playback): the bake warns and names them. A cable
+    whose two ends both hold is left out instead of refusing the bake."""
+    anchor, cubes = artist_chain(4)
+    _add_cable(ctx, anchor, cubes[1])  # both ends outside the selection below
+    ctx.scene.frame_end = 10
+    for ob in ctx.view_layer.objects:
+        ob.select_set(ob in cubes[2:])
+    ctx.scene.redmax.selected_only = True
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, ctx.scene.redmax.last_message
+    assert all(c.redmax.is_baked for c in cubes[2:]) and not any(c.redmax.is_baked for c in cubes[:2])
+    message = ctx.scene.redmax.last_message
+    assert "Selected Only: 2 rigid bodies joined to the baked objects ('link1', 'link2')" in message
+    assert cubes[0].rigid_body is not None and cubes[1].rigid_body is not None  # left to Blender, as said
+
+
 def scene_has_constraint_to(scene, ob):
     return any(h.rigid_body_constraint and h.rigid_body_constraint.object2 == ob for h in scene.objects)
 
