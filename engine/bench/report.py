@@ -234,8 +234,11 @@ def write_markdown(rows, path, title: str, slope_by_key: dict, extra_text: str =
     parts = [f"# {title}", "", f"Machine: {machine_summary()}.{' ' + setup if setup else ''}", "",
              "Median seconds per call (`seconds_per_step`).", ""]
     for (scene,), rs in group_rows(rows, ("scene",)).items():
-        parts += [f"## {scene}", "", results_table(rs), ""]
-    parts += [f"## log-log slopes (least squares on dofs ≥ {min_fit})", "", slopes_table(slope_by_key), ""]
+        timed = [r for r in rs if r.seconds_per_step != 0.0]  # result-only rows (no timing) live in extra_text
+        if timed:
+            parts += [f"## {scene}", "", results_table(timed), ""]
+    if any(np.isfinite(v) for v in slope_by_key.values()):  # a suite that fits no slope prints no table
+        parts += [f"## log-log slopes (least squares on dofs ≥ {min_fit})", "", slopes_table(slope_by_key), ""]
     if extra_text:
         parts += [extra_text.rstrip(), ""]
     text = "\n".join(parts)
