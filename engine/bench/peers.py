@@ -14,8 +14,8 @@ the engine's [ω; v] with (w, x, y, z)).
   n = 1 (the per-call floor), 16, 64, 256, 512;
 * ``minv_chain``: ``engine.minv`` against ``pinocchio.computeMinverse`` (its
   upper triangle, mirrored) on chains n = 256, 512;
-* ``minv_floating_binary``: the same on balanced binary trees with a free-flyer
-  root (n = 64, 256 bodies: nv = n + 5).
+* ``minv_floating_binary``: the same on balanced binary trees of n = 64, 256 links
+  under a free-flyer root (nv = n + 6).
 
 Before anything is timed, the results of the two are compared and the suite
 stops if they differ by more than ``TOLERANCE`` (relative to the largest entry).
@@ -23,7 +23,8 @@ Timing: the contenders of a case are interleaved — each round times one block
 of calls of each, in turn — and the minimum per-call time over the rounds is
 kept (``timeit``-style: the minimum is the least disturbed by the other work on
 a shared machine). BLAS runs on one thread (``run_suite``); Pinocchio is
-single-threaded here.
+single-threaded here. Memory: Pinocchio's ``Data`` grows like nv³ (its
+kinematic-Hessian buffers): ≈ 7 GB at n = 512, so a full run needs ≈ 8 GB free.
 
 Peers are an optional extra: ``pip install -e '.[peers]'``. Without them the
 suite raises :class:`PeersMissing` (the CLI prints one line, exit code 2).
@@ -234,6 +235,7 @@ def run_peers(quick: bool = False, **_ignored) -> SuiteResult:
         for method, (seconds, count) in interleaved_min(calls, **timing).items():
             rows.append(Row(SUITE, scene, method, n, pair.engine.nv, seconds, 0, repeats=count,
                             notes=f"pinocchio {pin.__version__}; max relative difference {err:.1e}"))
+        del pair, calls  # Pinocchio's Data grows like nv³ (≈ 7 GB at n = 512): never hold two at once
     return SuiteResult(rows, _ratios_text(rows, pin.__version__), MIN_FIT)
 
 
