@@ -9,12 +9,13 @@ from engine.__main__ import main
 from engine.bench import peers
 
 
-def test_missing_peer_is_one_line_with_the_install_command_and_exit_2(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "pinocchio", None)  # makes `import pinocchio` raise ImportError
+@pytest.mark.parametrize("module", ["pinocchio", "mujoco"])
+def test_missing_peer_is_one_line_with_the_install_command_and_exit_2(module, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import <module>` raise ImportError
     assert main(["bench", "peers", "--quick", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert "'pinocchio'" in err and "pip install -e '.[peers]'" in err
+    assert f"'{module}'" in err and "pip install -e '.[peers]'" in err
     assert not (tmp_path / "peers.csv").exists()
 
 
@@ -33,15 +34,18 @@ def test_interleaved_min_times_every_contender():
 
 def test_bench_peers_quick_writes_csv_markdown_plots_and_ratios(tmp_path, capsys):
     pytest.importorskip("pinocchio")
+    pytest.importorskip("mujoco")
     assert main(["bench", "peers", "--quick", "--out", str(tmp_path)]) == 0
     rows = list(csv.DictReader(open(tmp_path / "peers.csv")))
     assert {"suite", "scene", "method", "n", "dofs", "seconds_per_step", "iterations"} <= set(rows[0])
-    assert {r["scene"] for r in rows} == {"aba_chain", "minv_chain", "minv_floating_binary"}
-    assert {r["method"] for r in rows} == {"engine_aba", "pin_aba", "engine_minv", "pin_computeMinverse"}
+    assert {r["scene"] for r in rows} == {"aba_chain", "minv_chain", "minv_floating_binary", "stiff_rope_step"}
+    assert {r["method"] for r in rows} == {"engine_aba", "pin_aba", "engine_minv", "pin_computeMinverse",
+                                          "engine_redmax_pcg", "mujoco_discrete"}
     assert all(float(r["seconds_per_step"]) > 0 for r in rows)
     # both loaders saw the same model: the floating tree has the free root's 6 dofs
     assert {int(r["dofs"]) - int(r["n"]) for r in rows if r["scene"] == "minv_floating_binary"} == {6}
+    assert all("final state finite" in r["notes"] for r in rows if r["method"] == "mujoco_discrete")
     md = (tmp_path / "peers.md").read_text()
     assert "engine / peer" in md and "Per-call floor" in md
     assert {p.name for p in tmp_path.glob("peers_*.png")} == {
-        "peers_aba_chain.png", "peers_minv_chain.png", "peers_minv_floating_binary.png"}
+        "peers_aba_chain.png", "peers_minv_chain.png", "peers_minv_floating_binary.png", "peers_stiff_rope_step.png"}

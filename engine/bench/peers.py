@@ -1,4 +1,4 @@
-"""``bench peers``: the engine side by side with Pinocchio, in one process, on the same models.
+"""``bench peers``: the engine side by side with Pinocchio and MuJoCo, in one process, on the same models.
 
 Every model is written once as a URDF by this suite and loaded by both
 ``engine.load_urdf`` and ``pinocchio.buildModelFromXML`` (fixed base, or a
@@ -15,7 +15,11 @@ the engine's [ω; v] with (w, x, y, z)).
 * ``minv_chain``: ``engine.minv`` against ``pinocchio.computeMinverse`` (its
   upper triangle, mirrored) on chains n = 256, 512;
 * ``minv_floating_binary``: the same on balanced binary trees of n = 64, 256 links
-  under a free-flyer root (nv = n + 6).
+  under a free-flyer root (nv = n + 6);
+* ``stiff_rope_step``: one RedMax PCG step (h = 10 ms) of ``scenes.rope(n,
+  side_spring=1e5)``, n = 8, 64, against ``mujoco.mj_step`` with the ``discrete``
+  integrator on an MJCF of the same model (``mjcf_for_rope``: the spring as a
+  spatial tendon); the mass matrices are checked equal before timing.
 
 Before anything is timed, the results of the two are compared and the suite
 stops if they differ by more than ``TOLERANCE`` (relative to the largest entry).
@@ -44,7 +48,7 @@ from .report import Progress, Row, SuiteResult, markdown_table
 SUITE = "peers"
 MIN_FIT = 64
 INSTALL = "pip install -e '.[peers]'"
-PEER_MODULES = (("pinocchio", "pin"),)  # (module imported, PyPI package)
+PEER_MODULES = (("pinocchio", "pin"), ("mujoco", "mujoco"))  # (module imported, PyPI package)
 TOLERANCE = 1e-10
 ABA_SIZES, ABA_QUICK = (1, 16, 64, 256, 512), (1, 16, 64)
 MINV_CHAIN_SIZES, MINV_CHAIN_QUICK = (256, 512), (16, 64)
@@ -54,6 +58,9 @@ TARGETS = {("aba_chain", 16): "≤ 1.5", ("aba_chain", 256): "≤ 0.7", ("aba_ch
            ("minv_chain", 256): "≤ 1.2", ("minv_chain", 512): "≤ 1.2",
            ("minv_floating_binary", 256): "≤ 1.2"}
 FLOOR_TARGET_SECONDS = 3e-6
+STEP_SIZES, STEP_QUICK = (8, 64), (8,)
+STEP_STIFFNESS, STEP_DT = 1e5, 0.01  # N/m, s: the side spring of scenes.rope and the step
+TARGETS.update({("stiff_rope_step", 8): "≤ 4", ("stiff_rope_step", 64): "≤ 0.3"})
 
 
 class PeersMissing(RuntimeError):
@@ -224,7 +231,8 @@ def _minv_case(pin, scene: str, n: int):
 
 def run_peers(quick: bool = False, **_ignored) -> SuiteResult:
     """Time the engine against Pinocchio (interleaved, minimum of rounds); raises PeersMissing without the peers."""
-    pin = import_peers()["pinocchio"]
+    peer = import_peers()
+    pin, mujoco = peer["pinocchio"], peer["mujoco"]
     timing = dict(min_time=0.005, rounds=3) if quick else dict(min_time=0.02, rounds=15)
     cases = [("aba_chain", n) for n in (ABA_QUICK if quick else ABA_SIZES)]
     cases += [("minv_chain", n) for n in (MINV_CHAIN_QUICK if quick else MINV_CHAIN_SIZES)]
@@ -236,10 +244,19 @@ def run_peers(quick: bool = False, **_ignored) -> SuiteResult:
             rows.append(Row(SUITE, scene, method, n, pair.engine.nv, seconds, 0, repeats=count,
                             notes=f"pinocchio {pin.__version__}; max relative difference {err:.1e}"))
         del pair, calls  # Pinocchio's Data grows like nv³ (≈ 7 GB at n = 512): never hold two at once
-    return SuiteResult(rows, _ratios_text(rows, pin.__version__), MIN_FIT)
+    for n in Progress(STEP_QUICK if quick else STEP_SIZES, f"bench {SUITE}: stiff rope step"):
+        nv, steps, iters, err, status = _step_case(mujoco, n, quick)
+        timed = interleaved_min(steps, **timing)
+        for method, (seconds, count) in timed.items():
+            note = f"mass matrices agree to {err:.1e}"
+            if method == "mujoco_discrete":
+                note += f"; mujoco {mujoco.__version__}; {status()}"
+            rows.append(Row(SUITE, "stiff_rope_step", method, n, nv, seconds, iters[method](), repeats=count,
+                            notes=note))
+    return SuiteResult(rows, _ratios_text(rows, pin.__version__, mujoco.__version__), MIN_FIT)
 
 
-def _ratios_text(rows, pin_version: str) -> str:
+def _ratios_text(rows, pin_version: str, mujoco_version: str) -> str:
     by = {(r.scene, r.n, r.method): r.seconds_per_step for r in rows}
     body = []
     for scene, n in dict.fromkeys((r.scene, r.n) for r in rows):
@@ -251,10 +268,83 @@ def _ratios_text(rows, pin_version: str) -> str:
                   f"Per-call floor (`engine.aba`, n = 1): {floor * 1e6:.2f} µs (target ≤ {FLOOR_TARGET_SECONDS * 1e6:g} µs); "
                   f"`pin.aba` n = 1: {by[('aba_chain', 1, 'pin_aba')] * 1e6:.2f} µs.\n")
     return "\n".join([
-        f"## engine / peer (Pinocchio {pin_version})", "",
+        f"## engine / peer (Pinocchio {pin_version}, MuJoCo {mujoco_version})", "",
         "Minimum seconds per call over interleaved rounds (not the median: the table above shows the same minima). "
         "Targets are issue #21's acceptance lines.", "",
         markdown_table(["scene", "n", "engine (µs)", "peer", "peer (µs)", "engine / peer", "target"], body), "",
         floor_line,
-        "MuJoCo (the RedMax stiff-spring step against its `discrete` integrator) is not in this suite yet "
-        "(docs/benchmarks.md, TODO).", ""])
+        f"`stiff_rope_step`: one step of `Simulator(scenes.rope(n, side_spring={STEP_STIFFNESS:g}), \"pcg\", "
+        f"dt={STEP_DT:g})` (RedMax, PCG) against `mujoco.mj_step` with the `discrete` integrator on the same "
+        "bodies and hinges (MJCF written by the suite, the spring as a spatial tendon; mass matrices checked "
+        "equal at the start). Both advance their own state through the timing rounds; `iterations` is the "
+        "engine's mean PCG iterations per step, MuJoCo's `solver_niter` (0: no constraints), and the CSV notes "
+        "count MuJoCo's warnings.", ""])
+
+
+# --------------------------------------------------------------------- MuJoCo: the stiff-spring step
+def _quat_wxyz(R) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of a rotation matrix (MJCF's ``quat``)."""
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(np.asarray(R)).as_quat()
+    return np.array([w, x, y, z])
+
+
+def mjcf_for_rope(scene, n: int, stiffness: float, dt: float) -> str:
+    """MJCF of ``scenes.rope(n, side_spring=stiffness)`` (end "weight"): the same bodies, hinges,
+    inertias and hinge damping, and its side spring as a spatial tendon (stiffness N/m, rest
+    length = the spring's: 1 m) from the middle link's lower end to the same world point;
+    MuJoCo's ``discrete`` integrator at ``dt``, no contacts."""
+    m = scene.model
+    ell = float(-m.joint_origin[1][2])
+    mid = n // 2
+    anchor = scene.world_point(mid, np.array([0.0, 0.0, -ell])) + np.array([1.0, 0.0, 0.0])
+
+    def body(i: int) -> str:
+        R = m.body_rotation[i]
+        inertia = R @ np.diag(m.body_principal_inertia[i]) @ R.T
+        full = [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]
+        site = f"<site name='spring_a' pos='0 0 {-ell!r}'/>" if i == mid else ""
+        inner = body(i + 1) if i + 1 < n else ""
+        return (f"<body name='{m.body_names[i]}' pos='{_f(m.joint_origin[i])}' quat='{_f(_quat_wxyz(m.joint_rotation[i]))}'>"
+                f"<joint name='{m.joint_names[i]}' type='hinge' axis='{_f(m.joint_axis[i])}' "
+                f"damping='{_f(scene.joint_damping[i])}'/><inertial pos='{_f(m.body_com[i])}' "
+                f"mass='{_f(m.body_mass[i])}' fullinertia='{_f(full)}'/>{site}{inner}</body>")
+
+    return (f"<mujoco model='rope{n}_stiff'><option timestep='{dt!r}' integrator='discrete' "
+            f"gravity='{_f(m.gravity)}'><flag contact='disable'/></option>"
+            f"<worldbody><site name='spring_b' pos='{_f(anchor)}'/>{body(0)}</worldbody>"
+            f"<tendon><spatial stiffness='{stiffness!r}' springlength='1.0'><site site='spring_a'/>"
+            f"<site site='spring_b'/></spatial></tendon></mujoco>")
+
+
+def _step_case(mujoco, n: int, quick: bool):
+    """(engine nv, {method: step callable}, {method: iterations getter}, relative mass-matrix difference,
+    MuJoCo status getter) for the n-link stiff rope.
+
+    The two models are checked to be the same (joint-space mass matrices at q0 to TOLERANCE, the
+    tendon at its rest length); their trajectories differ by design (different integrators).
+    """
+    from .. import crba, scenes
+    from ..simulator import Simulator
+
+    scene = scenes.rope(n, side_spring=STEP_STIFFNESS)
+    mm = mujoco.MjModel.from_xml_string(mjcf_for_rope(scene, n, STEP_STIFFNESS, STEP_DT))
+    md = mujoco.MjData(mm)
+    md.qpos[:] = scene.q0
+    md.qvel[:] = scene.qd0
+    mujoco.mj_forward(mm, md)
+    M = np.zeros((mm.nv, mm.nv))
+    mujoco.mj_fullM(mm, md, M)
+    err = _check(f"mass matrix, rope n = {n}", crba(scene.model, scene.q0), M)
+    if abs(md.ten_length[0] - 1.0) > 1e-12:
+        raise RuntimeError(f"bench peers: rope n = {n}: the MuJoCo tendon starts at {md.ten_length[0]} m, not 1 m")
+    sim = Simulator(scene, "pcg", dt=STEP_DT)
+    steps = {"engine_redmax_pcg": sim.step, "mujoco_discrete": lambda: mujoco.mj_step(mm, md)}
+    iters = {"engine_redmax_pcg": lambda: float(np.mean(sim.stats.iterations[1:])) if len(sim.stats.iterations) > 1
+             else 0.0, "mujoco_discrete": lambda: float(md.solver_niter[0])}
+    def status() -> str:  # after timing: a blown-up MuJoCo state would make its time meaningless
+        return (f"{int(sum(w.number for w in md.warning))} MuJoCo warnings, "
+                f"final state {'finite' if np.isfinite(md.qpos).all() else 'NOT FINITE'} after {md.time:.3g} s")
+
+    return scene.model.nv, steps, iters, err, status
