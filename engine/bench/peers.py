@@ -245,7 +245,7 @@ def run_peers(quick: bool = False, **_ignored) -> SuiteResult:
                             notes=f"pinocchio {pin.__version__}; max relative difference {err:.1e}"))
         del pair, calls  # Pinocchio's Data grows like nv³ (≈ 7 GB at n = 512): never hold two at once
     for n in Progress(STEP_QUICK if quick else STEP_SIZES, f"bench {SUITE}: stiff rope step"):
-        nv, steps, iters, err, status = _step_case(mujoco, n, quick)
+        nv, steps, iters, err, status = _step_case(mujoco, n)
         timed = interleaved_min(steps, **timing)
         for method, (seconds, count) in timed.items():
             note = f"mass matrices agree to {err:.1e}"
@@ -318,7 +318,7 @@ def mjcf_for_rope(scene, n: int, stiffness: float, dt: float) -> str:
             f"<site site='spring_b'/></spatial></tendon></mujoco>")
 
 
-def _step_case(mujoco, n: int, quick: bool):
+def _step_case(mujoco, n: int):
     """(engine nv, {method: step callable}, {method: iterations getter}, relative mass-matrix difference,
     MuJoCo status getter) for the n-link stiff rope.
 
@@ -344,7 +344,8 @@ def _step_case(mujoco, n: int, quick: bool):
     iters = {"engine_redmax_pcg": lambda: float(np.mean(sim.stats.iterations[1:])) if len(sim.stats.iterations) > 1
              else 0.0, "mujoco_discrete": lambda: float(md.solver_niter[0])}
     def status() -> str:  # after timing: a blown-up MuJoCo state would make its time meaningless
-        return (f"{int(sum(w.number for w in md.warning))} MuJoCo warnings, "
+        seen = [f"{mujoco.mjtWarning(i).name} × {w.number}" for i, w in enumerate(md.warning) if w.number]
+        return (f"MuJoCo warnings: {', '.join(seen) or 'none'}; "
                 f"final state {'finite' if np.isfinite(md.qpos).all() else 'NOT FINITE'} after {md.time:.3g} s")
 
     return scene.model.nv, steps, iters, err, status
