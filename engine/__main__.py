@@ -25,7 +25,13 @@ def _bench(args) -> int:
     if args.suite not in SUITES:
         print(f"error: unknown benchmark suite '{args.suite}' (available: {', '.join(SUITES)})", file=sys.stderr)
         return 2
-    res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time)
+    from .bench.peers import PeersMissing
+
+    try:
+        res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time)
+    except PeersMissing as e:  # an optional extra is not installed: one line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(res["text"])
     for path in [res["csv"], res["markdown"], *res["plots"]]:
         print(f"wrote {path}")
