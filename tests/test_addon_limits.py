@@ -9,6 +9,7 @@ import pytest
 bpy = pytest.importorskip("bpy")  # (conftest.py gave Blender a throw-away user folder)
 
 from addon import bake, mapping  # noqa: E402
+from blender_rigs import box, empty  # noqa: E402
 
 import engine  # noqa: E402
 
@@ -19,30 +20,6 @@ Y_HINGE = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]).T  # columns: local x =
 @pytest.fixture(scope="module", autouse=True)
 def registered(addon_registered):
     yield
-
-
-def _object(name, location, rotation=None, size=None):
-    from mathutils import Matrix
-
-    if size is None:
-        ob = bpy.data.objects.new(name, None)
-    else:
-        import bmesh
-
-        me = bpy.data.meshes.new(name)
-        bm = bmesh.new()
-        bmesh.ops.create_cube(bm, size=1.0)
-        bmesh.ops.scale(bm, vec=size, verts=bm.verts)
-        bm.to_mesh(me)
-        bm.free()
-        ob = bpy.data.objects.new(name, me)
-    bpy.context.scene.collection.objects.link(ob)
-    M = np.eye(4)
-    if rotation is not None:
-        M[:3, :3] = rotation
-    M[:3, 3] = location
-    ob.matrix_world = Matrix(M.tolist())
-    return ob
 
 
 def _bake(ctx, frames=180):
@@ -75,9 +52,9 @@ def test_hinge_limit_ang_z_stops_where_blenders_own_solver_stops(ctx, leaf_is_ob
     """A horizontal leaf on a HINGE about world y with limit_ang_z (−0.1, 0.3) falls under gravity:
     Blender's rigid body solver and the bake stop it at the same bound (which one depends on the
     constraint's object order), never beyond by more than 2 mrad, at rest."""
-    anchor = _object("anchor", (0, 0, 0.5), size=(0.1, 0.1, 0.1))
-    leaf = _object("leaf", (0.5, 0, 0), size=(1.0, 0.1, 0.1))
-    pivot = _object("pivot", (0, 0, 0), Y_HINGE)
+    anchor = box("anchor", (0.1, 0.1, 0.1), (0, 0, 0.5))
+    leaf = box("leaf", (1.0, 0.1, 0.1), (0.5, 0, 0))
+    pivot = empty("pivot", (0, 0, 0), Y_HINGE)
     bpy.ops.rigidbody.world_add()
     for ob, kind in ((anchor, "PASSIVE"), (leaf, "ACTIVE")):
         ctx.view_layer.objects.active = ob
