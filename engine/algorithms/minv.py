@@ -225,16 +225,17 @@ _NO_BODIES = np.zeros(0, dtype=np.int64)
 _NO_MAPS = np.zeros((0, 3, 6))
 
 
-def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None) -> np.ndarray:
+def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None, ws=None) -> np.ndarray:
     """M(q)⁻¹ (nv, nv) by Drumwright's Θ(n²) impulse propagation (seed 004, Alg. 1–2).
 
     q: (nq,). threads > 1 splits the columns over that many numba threads.
     Since M⁻¹ is symmetric, row k is written with column k. Optional inertia (n, 6, 6)
     link-frame blocks replacing the bodies' inertias and joint_diag (nv,) added to the joint
     space (an armature: D = Sᵀ Iᴬ S + diag) give (M' + diag)⁻¹ the same way, M' = crba(inertia).
+    ws: the workspace to compute in (default ``model.data``; a stepper passes its own).
     """
     return minv_and_point_rows(model, q, _NO_BODIES, _NO_BODIES, _NO_MAPS, threads=threads, inertia=inertia,
-                               joint_diag=joint_diag)[0]
+                               joint_diag=joint_diag, ws=ws)[0]
 
 
 def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None, ws=None):

@@ -184,7 +184,7 @@ class JointLimits:
     def _response(self, q, inertia, joint_diag):
         """W' (nv, nv): M̃⁻¹ restricted to velocities that keep the closures' G v."""
         model = self.model
-        W = minv(model, q, inertia=inertia, joint_diag=joint_diag)
+        W = minv(model, q, inertia=inertia, joint_diag=joint_diag, ws=self.ws)  # the stage's own workspace
         if self._closures is None:
             return W
         ws = self.ws
