@@ -88,7 +88,9 @@ def _number(x, what: str) -> float:
 
 
 def _float_array(x, what: str) -> np.ndarray:
-    """x as a float array, or a ModelError naming ``what`` (strings are not numbers)."""
+    """x as a float array, or a ModelError naming ``what`` (strings, dicts and other non-numbers)."""
+    if isinstance(x, (str, bytes, dict)):  # np.asarray would read "3.0" as a number
+        raise ModelError(f"{what} must be numbers, got {x!r}")
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):

@@ -19,7 +19,7 @@ from .contact.shapes import Ground, colliding_bodies
 from .algorithms._checks import as_q, as_v
 from .errors import ModelError
 from .forces.point_pair import PairArrays
-from .model import Model
+from .model import Model, _float_array as _floats, _number as _scalar  # the builder's checks
 from .stepper import Control
 
 WORLD = -1
@@ -31,24 +31,6 @@ LOOP_KINDS = {kind: 3 - int(J.JOINT_NV[jt]) for kind, jt in CLOSURE_JOINT_TYPES.
 CLOSURE_KIND_OF_JOINT = {J.JOINT_TYPE_NAMES[jt]: kind for kind, jt in reversed(CLOSURE_JOINT_TYPES.items())}
 
 
-def _floats(x, what: str) -> np.ndarray:
-    """x as a float array; strings, dicts and other non-numbers give a ModelError naming ``what``."""
-    if isinstance(x, (str, bytes, dict)):
-        raise ModelError(f"{what} must be numbers, got {x!r}")
-    try:
-        return np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what} must be numbers, got {x!r}") from None
-
-
-def _scalar(x, what: str) -> float:
-    """One real number (not a bool or string), or a ModelError naming ``what``."""
-    a = _floats(x, what)
-    if x is None or a.shape != () or isinstance(x, (bool, np.bool_)):
-        raise ModelError(f"{what} must be a number, got {x!r}")
-    return float(a)
-
-
 def _axis(x, what: str) -> np.ndarray:
     """A unit 3-vector from a non-zero finite one, or a ModelError naming ``what``."""
     v = _floats(x, what).reshape(-1)
@@ -58,7 +40,6 @@ def _axis(x, what: str) -> np.ndarray:
     if n < 1e-9:
         raise ModelError(f"{what} has zero length")
     return v / n
-
 
 
 def _copied(value):
