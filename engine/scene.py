@@ -23,6 +23,8 @@ from .model import Model, _float_array as _floats, _number as _scalar  # the bui
 from .stepper import Control
 
 WORLD = -1
+# the point forces of a scene without any: shared, and size 0 so nothing can write into them
+_NO_POINT_FORCES = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
 # a loop closure is a joint between two bodies: the one place its kind is decoded
 CLOSURE_JOINT_TYPES = {"point": J.SPHERICAL, "ball": J.SPHERICAL, "hinge": J.REVOLUTE, "universal": J.UNIVERSAL,
                        "fixed": J.FIXED}
@@ -458,6 +460,8 @@ class Scene:
 
     def point_force_arrays(self, t: float):
         """(body, point, force) arrays of the constant point forces and the moving loads at time t."""
+        if not self._point_forces and not self.moving_loads:  # every step of most scenes: nothing to build
+            return _NO_POINT_FORCES
         items = list(self._point_forces)
         for load in self.moving_loads:
             b, x = load.at(t)

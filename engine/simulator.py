@@ -1,6 +1,7 @@
 """Simulator: drives a stepper (``engine.solvers.registry``) over a Scene and keeps statistics."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -120,6 +121,10 @@ class Simulator:
         return self.state
 
     def _check(self, q, qd):
+        # the usual case in two dot products: Σq̇² ≤ 1e12 bounds every |q̇| by 1e6 and is False for NaN;
+        # an overflowing q·q (or anything else) takes the element-wise checks below
+        if float(qd @ qd) <= 1e12 and math.isfinite(float(q @ q)):
+            return
         step = self.stats.steps + 1
         hint = self._stepper.divergence_hint
         if self.stats.unconverged_steps:  # an unconverged solve is the likelier cause than dt

@@ -18,6 +18,13 @@ def rnea_kernel(tree, q, qd, qdd, f_ext, gravity_scale, ws, tau):
     """
     joint_pass(tree, q, ws)
     velocity_pass(tree, q, qd, ws)
+    rnea_passes(tree, qdd, f_ext, gravity_scale, ws, tau)
+
+
+@kernel
+def rnea_passes(tree, qdd, f_ext, gravity_scale, ws, tau):
+    """The two passes of ``rnea_kernel`` on kinematics already in ``ws`` (joint_pass and
+    velocity_pass at the step's q, q̇: a stepper that has them skips recomputing them)."""
     n = tree.parent.shape[0]
     Iv = ws.tmp6
     for i in range(n):  # outward: accelerations and body forces

@@ -47,7 +47,6 @@ from .._jit import kernel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, world_pass
-from ..algorithms.rnea import rnea_kernel
 from ..contact.handler import contact_stage
 from .joint_limits import limit_stage
 from ..forces.evaluator import ForceEvaluator
@@ -59,6 +58,8 @@ from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
 from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from .reduced_operators import system_product
+from .redmax_step import (assemble_blocks, assemble_step_system, compiled_for, force_arrays,  # noqa: F401
+                          pcg_step, system_arrays, tension_arrays)
 from .sparse_ldl import SparseLDL
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
@@ -69,32 +70,6 @@ try:  # PARDISO, as in the thesis, when available
     import pypardiso as _pypardiso
 except Exception:  # pragma: no cover - optional
     _pypardiso = None
-
-
-@kernel
-def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, pf_body, pf_K, A, coupling):
-    """A = I + h D_body + own blocks of every pair and point force; coupling[s] = (hD + h²K)_ab."""
-    n = link_inertia.shape[0]
-    for i in range(n):
-        for r in range(6):
-            for c in range(6):
-                A[i, r, c] = link_inertia[i, r, c] + h * body_damping_blocks[i, r, c]
-    h2 = h * h
-    for s in range(pair_a.shape[0]):
-        a = pair_a[s]
-        b = pair_b[s]
-        for r in range(6):
-            for c in range(6):
-                if a >= 0:
-                    A[a, r, c] += h * D[s, r, c] + h2 * K[s, r, c]
-                if b >= 0:
-                    A[b, r, c] += h * D[s, 6 + r, 6 + c] + h2 * K[s, 6 + r, 6 + c]
-                coupling[s, r, c] = h * D[s, r, 6 + c] + h2 * K[s, r, 6 + c] if (a >= 0 and b >= 0) else 0.0
-    for s in range(pf_body.shape[0]):
-        b = pf_body[s]
-        for r in range(6):
-            for c in range(6):
-                A[b, r, c] += h2 * pf_K[s, r, c]
 
 
 @kernel
@@ -200,8 +175,6 @@ class RedMaxStepper:
         self.forces = fe = ForceEvaluator(scene, self.geometric_stiffness)  # the forces stage: f, K, D
         self.pairs, self.K, self.D, self.wrench = fe.pairs, fe.K, fe.D, fe.wrench  # filled in place by fe
         m = len(self.pairs[0])
-        self.coupling = np.zeros((m, 6, 6))
-        self.A = np.zeros((n, 6, 6))
         self._vec = [np.zeros(nv) for _ in range(4)]
         self._lnk = [np.zeros((n, 6)) for _ in range(2)]
         self.qd_guess = scene.qd0.copy()
@@ -216,6 +189,21 @@ class RedMaxStepper:
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
         self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
+        # the per-step kernels' buffers (redmax_step.py); r = h D_r + h² K_r is fixed for the run
+        h = self.dt
+        self._force_arrays = force_arrays(fe, model)
+        gs = self._joint_gs if self._joint_gs is not None else JointGeometricStiffness(model)
+        self._tension_arrays = tension_arrays(gs, model)
+        self._system = system_arrays(model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
+        self.A, self.coupling = self._system.A, self._system.coupling
+        self._pf_K = np.zeros((0, 6, 6))
+        self._no_point_forces = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)), self._pf_K)
+        # one kernel call per step when nothing but the PCG solve acts on the velocities
+        self._one_call = (linear_solver == "pcg" and len(self._closures.n_rot) == 0 and self.contact is None
+                          and self.limits is None)
+        self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
+        # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
+        self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
 
     # ------------------------------------------------------------ forces
     def reduced_forces(self, q, rest=None):
@@ -224,26 +212,45 @@ class RedMaxStepper:
         rest = self.scene.joint_rest if rest is None else rest
         return fe.joint_forces(q, rest), h * fe.joint_damping + h * h * fe.joint_stiffness
 
-    def evaluate(self, q, qd, control):
-        """Kinematics at (q, q̇) and every force: fills wrench, A, coupling; returns (f_r, r)."""
-        model, ws, h, fe = self.model, self.ws, self.dt, self.forces
-        fe.evaluate(q, qd, control, ws)
-        assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, self.pairs[0], self.pairs[1],
-                        self.K, self.D, fe.point_force_body, fe.point_force_K, self.A, self.coupling)
-        if self._joint_gs is not None:
-            self._joint_gs.add(model, self.wrench, h, self.A, ws)
-        return self.reduced_forces(q, control.joint_rest)
+    def evaluate(self, q, qd, control, articulated=False):
+        """Kinematics at (q, q̇) and every force: fills wrench, A, coupling and the step's right-hand
+        side (``assemble_step_system``; articulated: also the preconditioner's inward pass);
+        returns (f_r, r)."""
+        fe, sa, ta = self.forces, self._system, self._tension_arrays
+        gs = self._joint_gs
+        closure_forces = gs is not None and gs.closure_wrench is not None
+        if closure_forces:
+            ta.closure_wrench[:] = gs.closure_wrench
+        pf_body, pf_point, pf_force, pf_K = self._point_forces(control)
+        fe.spring_energy, fe.point_force_energy = assemble_step_system(
+            self.model.tree, self.ws, self.pairs, self._force_arrays, ta, sa, _floats(q), _floats(qd),
+            _floats(control.joint_rest), pf_body, pf_point, pf_force, pf_K, self.dt, self.geometric_stiffness,
+            gs is not None, gs is not None and gs.inertial, closure_forces, articulated)
+        fe.point_force_body, fe.point_force_K = pf_body, pf_K
+        return sa.f_r.copy(), sa.reduced_diag.copy()
+
+    def _point_forces(self, control):
+        """(body, point, force, K scratch) of the control's point forces as the kernels take them."""
+        body, point, force = control.point_forces
+        k = len(body)
+        if k == 0:
+            return self._no_point_forces
+        if self._pf_K.shape[0] != k:
+            self._pf_K = np.zeros((k, 6, 6))
+        return (np.ascontiguousarray(body, dtype=np.int64), np.ascontiguousarray(point, dtype=float).reshape(k, 3),
+                np.ascontiguousarray(force, dtype=float).reshape(k, 3), self._pf_K)
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
         return self.forces.energy(state, control, self.ws)
 
     # ------------------------------------------------------------- solves
-    def _prepare_solver(self, reduced_diag):
+    def _prepare_solver(self, reduced_diag, articulated_done=False):
         model, ws = self.model, self.ws
         self._r = reduced_diag
         if self.linear_solver == "pcg":
-            articulated_inertia_pass(model.tree, ws, self.A, reduced_diag)
+            if not articulated_done:
+                articulated_inertia_pass(model.tree, ws, self.A, reduced_diag)
             self._solve = self._pcg
         else:
             Mt = self.assemble_dense() if self.linear_solver == "dense" else None
@@ -376,18 +383,14 @@ class RedMaxStepper:
     def step(self, state, control):
         """One RedMax step from ``state`` under ``control``; returns the state at t + h and records
         iterations and constraint error in ``stats``."""
-        model, ws, h = self.model, self.ws, self.dt
+        if self._one_call:
+            return self._pcg_step(state, control)
+        model, h = self.model, self.dt
         q, qd = state.q, state.qd
-        f_r, reduced_diag = self.evaluate(q, qd, control)
-        tree = model.tree
-        bias = np.empty(model.nv)
-        rnea_kernel(tree, q, qd, np.zeros(model.nv), self.wrench, 1.0, ws, bias)  # C + g − Jᵀ f_m
-        Mqd = np.empty(model.nv)
-        rnea_kernel(tree, q, np.zeros(model.nv), qd, np.zeros((model.n_bodies, 6)), 0.0, ws, Mqd)
-        joint_pass(tree, q, ws)  # the solves below use the step's kinematics
-        world_pass(tree, ws)
-        rhs = Mqd + h * (f_r - bias)  # Eq. 2.15
-        self._prepare_solver(reduced_diag)
+        pcg = self.linear_solver == "pcg"
+        _, reduced_diag = self.evaluate(q, qd, control, articulated=pcg)  # leaves the step's kinematics in ws
+        rhs = self._system.rhs  # Eq. 2.15
+        self._prepare_solver(reduced_diag, articulated_done=pcg)
         closures = len(self._closures.n_rot) > 0
         if not closures:
             qd_new, its = self._solve(rhs, self.qd_guess)
@@ -409,6 +412,26 @@ class RedMaxStepper:
         # per linear solve, the most any solve of this step took
         self.stats = StepStats(max_its, total_its, solves, constraint_error)
         return State(q_new, qd_new, state.t + h)
+
+    def _pcg_step(self, state, control):
+        """``step`` in one kernel call (``redmax_step.pcg_step``): no closures, contact or limits."""
+        gs = self._joint_gs
+        pf = self._point_forces(control)
+        q = _floats(state.q)
+        qd_new = self.qd_guess.copy()
+        q_new = np.empty_like(q)
+        args = (self.model.tree, self.ws, self.pairs, self._force_arrays, self._tension_arrays, self._system, q,
+                _floats(state.qd), _floats(control.joint_rest), *pf, self.dt, self.geometric_stiffness,
+                gs is not None, gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
+                *self._vec, qd_new, q_new)
+        if self._pcg_step_kernel is None:
+            self._pcg_step_kernel = compiled_for(pcg_step, args)
+        its = self._pcg_step_kernel(*args)
+        self._r = self._system.reduced_diag
+        self.forces.point_force_body, self.forces.point_force_K = pf[0], pf[3]
+        self.qd_guess = qd_new
+        self.stats = StepStats(its, its, 1, 0.0)
+        return State(q_new, qd_new, state.t + self.dt)
 
     def _solve_with_closures(self, rhs):
         """Velocities with G q̇ = −C/h (Eq. 2.42). PCG: one projected CG run in the metric of the
@@ -494,6 +517,11 @@ class RedMaxStepper:
         world_pass(model.tree, ws)
         _, _, C = constraint_rows(self._closures, ws)
         return q, (float(np.abs(C).max()) if len(C) else 0.0)
+
+
+def _floats(x):
+    """x as a contiguous float64 array (no copy when it already is one)."""
+    return np.ascontiguousarray(x, dtype=float)
 
 
 def _constraint_inverse(S):

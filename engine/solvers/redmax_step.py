@@ -1,0 +1,189 @@
+"""The RedMax step's per-step work in one kernel call (issue #21: small-model overhead).
+
+``assemble_step_system`` does, on one kinematics pass at (q, q̇), everything the
+step needs before its linear solve (``engine.solvers.redmax``, Eq. 2.13–2.15):
+
+1. joint, world and velocity passes;
+2. the forces stage (``engine.forces``): spring/cable/damper wrenches with their
+   K, D blocks, point forces, joint springs f_r = −K_r (q ⊖ q_rest);
+3. the body blocks A and couplings of M̃ (``assemble_blocks``) and, when on, the
+   joints' geometric stiffness h² K⁺ (``geometric_stiffness``);
+4. the right-hand side M q̇ + h (f_r − bias): the bias C + g − Jᵀ f_m is RNEA's two
+   passes on the kinematics above, M q̇ = Jᵀ (M_m v) one inward pass (v = J q̇);
+5. optionally the preconditioner's articulated inertias (PCG).
+
+``pcg_step`` adds the PCG solve and q⁺ = q ⊕ h q̇⁺: the whole step of a scene
+without loop closures, contact or enforced limits in one call, made through
+``compiled_for`` (numba's per-call argument typing skipped). A Python step
+built from the separate stages made about 70 calls (each paying numba's
+argument checks on the grouped model arrays) and ran the kinematics passes
+four times; the results are the same up to rounding (the bias and M q̇ were
+two full RNEA calls, each redoing the kinematics).
+
+The stepper's buffers travel in three groups (namedtuples, built once per stepper):
+``ForceArrays`` (the force evaluator's outputs), ``TensionArrays`` (the joints'
+geometric stiffness scratch) and ``SystemArrays`` (A, couplings, r, f_r, bias, rhs).
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .._jit import JIT_ENABLED, kernel
+from ..algorithms.aba import articulated_inertia_pass
+from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
+from ..algorithms.rnea import rnea_passes
+from ..forces.point_force import point_force_kernel
+from ..forces.point_pair import point_pair_kernel
+from ..integrators import integrate_kernel, position_error
+from ..spatial import inertia_times
+from .block_jacobi import block_jacobi_solve, pcg_solve
+from .geometric_stiffness import add_tension_blocks, segment_tensors
+from .reduced_operators import jacobian_transpose_product
+
+# wrench, wrench_damping (n, 6); K, D (m, 12, 12); active (m,); body_damping_blocks (n, 6, 6);
+# joint_stiffness (nv,); spring_v: dofs with joint springs; difference, zero_v (nv,) scratch / zeros
+ForceArrays = namedtuple("ForceArrays", "wrench wrench_damping K D active body_damping_blocks joint_stiffness "
+                                        "spring_v difference zero_v")
+# segment_tensors' inputs and scratch; closure_wrench (n, 6): the last step's loop-closure forces;
+# wrench_total (n, 6) scratch: wrench + closure_wrench
+TensionArrays = namedtuple("TensionArrays", "mass com gravity closure_wrench wrench_total acc6 own F T")
+# A (n, 6, 6), coupling (m, 6, 6), reduced_diag r (nv,) = h D_r + h² K_r (constant), f_r, bias, rhs (nv,),
+# y, w (n, 6) scratch, no_rows (0, nv), no_inverse (0, 0), no_lam (0,): the empty constraint rows of plain PCG
+SystemArrays = namedtuple("SystemArrays", "A coupling reduced_diag f_r bias rhs y w no_rows no_inverse no_lam")
+
+
+def force_arrays(fe, model) -> ForceArrays:
+    """The ForceArrays view of a ``ForceEvaluator`` (shares its output arrays)."""
+    return ForceArrays(fe.wrench, fe.wrench_damping, fe.K, fe.D, fe.active, fe.body_damping_blocks,
+                       fe.joint_stiffness, fe._spring_v, np.zeros(model.nv), np.zeros(model.nv))
+
+
+def tension_arrays(gs, model) -> TensionArrays:
+    """The TensionArrays of a ``JointGeometricStiffness`` (shares its scratch)."""
+    n = model.n_bodies
+    return TensionArrays(gs._mass, gs._com, gs._gravity, np.zeros((n, 6)), np.zeros((n, 6)), gs.acc6, gs.own,
+                         gs.F, gs.T)
+
+
+def system_arrays(model, n_pairs: int, reduced_diag) -> SystemArrays:
+    n, nv = model.n_bodies, model.nv
+    return SystemArrays(np.zeros((n, 6, 6)), np.zeros((n_pairs, 6, 6)), np.ascontiguousarray(reduced_diag, float),
+                        np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((n, 6)), np.zeros((n, 6)),
+                        np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0))
+
+
+@kernel
+def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, pf_body, pf_K, A, coupling):
+    """A = I + h D_body + own blocks of every pair and point force; coupling[s] = (hD + h²K)_ab."""
+    n = link_inertia.shape[0]
+    for i in range(n):
+        for r in range(6):
+            for c in range(6):
+                A[i, r, c] = link_inertia[i, r, c] + h * body_damping_blocks[i, r, c]
+    h2 = h * h
+    for s in range(pair_a.shape[0]):
+        a = pair_a[s]
+        b = pair_b[s]
+        for r in range(6):
+            for c in range(6):
+                if a >= 0:
+                    A[a, r, c] += h * D[s, r, c] + h2 * K[s, r, c]
+                if b >= 0:
+                    A[b, r, c] += h * D[s, 6 + r, 6 + c] + h2 * K[s, 6 + r, 6 + c]
+                coupling[s, r, c] = h * D[s, r, 6 + c] + h2 * K[s, r, 6 + c] if (a >= 0 and b >= 0) else 0.0
+    for s in range(pf_body.shape[0]):
+        b = pf_body[s]
+        for r in range(6):
+            for c in range(6):
+                A[b, r, c] += h2 * pf_K[s, r, c]
+
+
+@kernel
+def assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+                         springs_geometric, joint_tension, inertial, closure_forces, articulated):
+    """Stages 1–5 of the module docstring at (q (nq,), q̇ (nv,)) with joint-spring rest ``rest`` (nq,)
+    and point forces (body (k,), point (k, 3) link frame, force (k, 3) world; pf_K (k, 6, 6) out).
+
+    Fills fa (wrenches, K, D), sa.A, sa.coupling, sa.f_r, sa.bias, sa.rhs and leaves ws holding
+    the kinematics at q (v at q̇). joint_tension: add h² K⁺ (inertial: with the d'Alembert forces;
+    closure_forces: with ta.closure_wrench); articulated: run the preconditioner's inward pass.
+    Returns (spring energy, point-force energy) (J)."""
+    joint_pass(tree, q, ws)
+    world_pass(tree, ws)
+    velocity_pass(tree, q, qd, ws)
+    n = tree.parent.shape[0]
+    nv = qd.shape[0]
+    for i in range(n):
+        for k in range(6):
+            fa.wrench[i, k] = 0.0
+            fa.wrench_damping[i, k] = 0.0
+    spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, pairs, springs_geometric, fa.wrench,
+                                      fa.wrench_damping, fa.K, fa.D, fa.active)
+    point_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, springs_geometric, fa.wrench,
+                                      pf_K)
+    assemble_blocks(tree.link_inertia, fa.body_damping_blocks, h, pairs.body_a, pairs.body_b, fa.K, fa.D, pf_body,
+                    pf_K, sa.A, sa.coupling)
+    if joint_tension:
+        wrench = fa.wrench
+        if closure_forces:
+            wrench = ta.wrench_total
+            for i in range(n):
+                for k in range(6):
+                    wrench[i, k] = fa.wrench[i, k] + ta.closure_wrench[i, k]
+        segment_tensors(tree, ws, ta.mass, ta.com, ta.gravity, wrench, inertial, ta.acc6, ta.own, ta.F, ta.T)
+        add_tension_blocks(ta.T, h * h, sa.A)
+    # joint springs: f_r = −K_r (q ⊖ q_rest) on the sprung dofs
+    position_error(tree, q, fa.zero_v, rest, 0.0, fa.difference)
+    for k in range(nv):
+        sa.f_r[k] = 0.0
+    for j in range(fa.spring_v.shape[0]):
+        d = fa.spring_v[j]
+        sa.f_r[d] = -fa.joint_stiffness[d] * fa.difference[d]
+    # bias = C q̇ + g − Jᵀ f_m (RNEA at q̈ = 0 on these kinematics); M q̇ = Jᵀ (M_m v)
+    rnea_passes(tree, fa.zero_v, fa.wrench, 1.0, ws, sa.bias)
+    w = sa.w
+    for i in range(n):
+        inertia_times(tree.link_inertia[i], ws.v[i], w[i])
+    jacobian_transpose_product(tree, ws, w, sa.rhs)
+    for k in range(nv):  # Eq. 2.15
+        sa.rhs[k] = sa.rhs[k] + h * (sa.f_r[k] - sa.bias[k])
+    if articulated:
+        articulated_inertia_pass(tree, ws, sa.A, sa.reduced_diag)
+    return spring_energy, point_energy
+
+
+@kernel
+def pcg_step(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h, springs_geometric,
+             joint_tension, inertial, exact_preconditioner, tol, max_iter, r, z, p, Ap, x, q_out):
+    """The whole RedMax PCG step without loop closures, contact or enforced limits.
+
+    x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺; r, z, p, Ap (nv,)
+    PCG scratch. exact_preconditioner: no spring couples two moving bodies, so P = M̃
+    (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
+    one). Returns PCG's iteration count."""
+    assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+                         springs_geometric, joint_tension, inertial, False, True)
+    if exact_preconditioner:
+        block_jacobi_solve(tree, ws, sa.rhs, x)
+        its = 1
+    else:
+        its = pcg_solve(tree, ws, sa.A, pairs.body_a, pairs.body_b, sa.coupling, sa.reduced_diag, sa.rhs, x, tol,
+                        max_iter, r, z, p, Ap, sa.y, sa.w, sa.no_rows, sa.no_rows, sa.no_inverse, sa.no_lam)
+    for k in range(q.shape[0]):
+        q_out[k] = q[k]
+    integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
+    return its
+
+
+def compiled_for(dispatcher, args):
+    """``dispatcher``'s compiled entry point for the types of ``args`` (compiled, or loaded from numba's
+    cache, now). Calling it skips numba's typing of every argument on every call — several µs for the
+    grouped model arrays, more than a small model's whole step — so the caller must pass arguments of
+    exactly these types (dtype, ndim, layout) each time. Without numba: the function itself."""
+    if not JIT_ENABLED:
+        return dispatcher
+    import numba
+
+    return dispatcher.compile(tuple(numba.typeof(a) for a in args))
