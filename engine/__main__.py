@@ -14,6 +14,9 @@ def _add_bench(sub, suites) -> None:
     bench.add_argument("--out", default="bench_out", metavar="DIR", help="output folder (default: bench_out)")
     bench.add_argument("--sim-time", type=float, default=None, metavar="SECONDS",
                        help="scene time simulated per run (redmax suite; default 5 s, 0.2 s with --quick)")
+    bench.add_argument("--only", default=None, metavar="PARTS",
+                       help="peers suite: run only these comma-separated parts (aba_chain, minv_chain, "
+                            "minv_floating_binary, stiff_rope_step)")
     bench.set_defaults(func=_bench)
 
 
@@ -25,11 +28,14 @@ def _bench(args) -> int:
     if args.suite not in SUITES:
         print(f"error: unknown benchmark suite '{args.suite}' (available: {', '.join(SUITES)})", file=sys.stderr)
         return 2
-    from .bench.peers import PeersMissing
+    from .bench.peers import PeersMissing, UnknownPart
 
+    if args.only is not None and args.suite != "peers":
+        print(f"error: --only is an option of the peers suite, not of '{args.suite}'", file=sys.stderr)
+        return 2
     try:
-        res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time)
-    except PeersMissing as e:  # an optional extra is not installed: one line, no traceback
+        res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time, only=args.only)
+    except (PeersMissing, UnknownPart) as e:  # a missing optional extra or an unknown part: one line, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(res["text"])

@@ -50,6 +50,8 @@ def check_options(dt, options: dict) -> float:
 
 def check_step_count(n) -> int:
     """n of ``step(n)``: a non-negative integer (an integral float such as 3.0 is not accepted either)."""
+    if type(n) is int and n >= 0:  # the usual call, without the abstract-class checks
+        return n
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
         raise SimulatorOptionError(f"step(n): n must be a whole number of steps, got {n!r} ({type(n).__name__})")
     if n < 0:

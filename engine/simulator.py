@@ -123,7 +123,7 @@ class Simulator:
     def _check(self, q, qd):
         # the usual case in two dot products: Σq̇² ≤ 1e12 bounds every |q̇| by 1e6 and is False for NaN;
         # an overflowing q·q (or anything else) takes the element-wise checks below
-        if float(qd @ qd) <= 1e12 and math.isfinite(float(q @ q)):
+        if float(qd.dot(qd)) <= 1e12 and math.isfinite(float(q.dot(q))):
             return
         step = self.stats.steps + 1
         hint = self._stepper.divergence_hint

@@ -228,14 +228,28 @@ def _minv_case(pin, scene: str, n: int):
                        "pin_computeMinverse": lambda: pin.computeMinverse(pm, pd, qp)}
 
 
-def run_peers(quick: bool = False, **_ignored) -> SuiteResult:
-    """Time the engine against Pinocchio (interleaved, minimum of rounds); raises PeersMissing without the peers."""
+PARTS = ("aba_chain", "minv_chain", "minv_floating_binary", "stiff_rope_step")
+
+
+class UnknownPart(ValueError):
+    """``run_peers(only=...)`` named a part that is not in ``PARTS``."""
+
+
+def run_peers(quick: bool = False, only: str | None = None, **_ignored) -> SuiteResult:
+    """Time the engine against Pinocchio (interleaved, minimum of rounds); raises PeersMissing without the peers.
+
+    only: comma-separated names of ``PARTS`` to run (default all), e.g. ``"stiff_rope_step"``."""
+    parts = PARTS if only is None else tuple(p.strip() for p in only.split(","))
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise UnknownPart(f"bench peers: unknown part(s) {', '.join(map(repr, unknown))}; expected any of {', '.join(PARTS)}")
     peer = import_peers()
     pin, mujoco = peer["pinocchio"], peer["mujoco"]
     timing = dict(min_time=0.005, rounds=3) if quick else dict(min_time=0.02, rounds=15)
     cases = [("aba_chain", n) for n in (ABA_QUICK if quick else ABA_SIZES)]
     cases += [("minv_chain", n) for n in (MINV_CHAIN_QUICK if quick else MINV_CHAIN_SIZES)]
     cases += [("minv_floating_binary", n) for n in (MINV_TREE_QUICK if quick else MINV_TREE_SIZES)]
+    cases = [(scene, n) for scene, n in cases if scene in parts]
     rows = []
     for scene, n in Progress(cases, f"bench {SUITE}"):
         pair, err, calls = _aba_case(pin, n) if scene == "aba_chain" else _minv_case(pin, scene, n)
@@ -246,7 +260,8 @@ def run_peers(quick: bool = False, **_ignored) -> SuiteResult:
     previous_handler = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(lambda message: None)  # counted from MjData.warning; no MUJOCO_LOG.TXT in the cwd
     try:
-        rows += _step_rows(mujoco, quick, timing)
+        if "stiff_rope_step" in parts:
+            rows += _step_rows(mujoco, quick, timing)
     finally:
         mujoco.set_mju_user_warning(previous_handler)
     return SuiteResult(rows, _ratios_text(rows, pin.__version__, mujoco.__version__), MIN_FIT)

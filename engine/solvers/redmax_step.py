@@ -1,6 +1,6 @@
 """The RedMax step's per-step work in one kernel call (issue #21: small-model overhead).
 
-``assemble_step_system`` does, on one kinematics pass at (q, q̇), everything the
+``assemble_system`` does, on one kinematics pass at (q, q̇), everything the
 step needs before its linear solve (``engine.solvers.redmax``, Eq. 2.13–2.15):
 
 1. joint, world and velocity passes;
@@ -103,6 +103,14 @@ def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, 
 @kernel
 def assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
                          springs_geometric, joint_tension, inertial, closure_forces, articulated):
+    """``assemble_system`` as a kernel of its own (the steps that do more than ``pcg_step``)."""
+    return assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+                           springs_geometric, joint_tension, inertial, closure_forces, articulated)
+
+
+@kernel(inline=True)
+def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+                    springs_geometric, joint_tension, inertial, closure_forces, articulated):
     """Stages 1–5 of the module docstring at (q (nq,), q̇ (nv,)) with joint-spring rest ``rest`` (nq,)
     and point forces (body (k,), point (k, 3) link frame, force (k, 3) world; pf_K (k, 6, 6) out).
 
@@ -121,8 +129,10 @@ def assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_p
             fa.wrench_damping[i, k] = 0.0
     spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, pairs, springs_geometric, fa.wrench,
                                       fa.wrench_damping, fa.K, fa.D, fa.active)
-    point_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, springs_geometric, fa.wrench,
-                                      pf_K)
+    point_energy = 0.0
+    if pf_body.shape[0] > 0:
+        point_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, springs_geometric,
+                                          fa.wrench, pf_K)
     assemble_blocks(tree.link_inertia, fa.body_damping_blocks, h, pairs.body_a, pairs.body_b, fa.K, fa.D, pf_body,
                     pf_K, sa.A, sa.coupling)
     if joint_tension:
@@ -135,9 +145,10 @@ def assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_p
         segment_tensors(tree, ws, ta.mass, ta.com, ta.gravity, wrench, inertial, ta.acc6, ta.own, ta.F, ta.T)
         add_tension_blocks(ta.T, h * h, sa.A)
     # joint springs: f_r = −K_r (q ⊖ q_rest) on the sprung dofs
-    position_error(tree, q, fa.zero_v, rest, 0.0, fa.difference)
     for k in range(nv):
         sa.f_r[k] = 0.0
+    if fa.spring_v.shape[0] > 0:
+        position_error(tree, q, fa.zero_v, rest, 0.0, fa.difference)
     for j in range(fa.spring_v.shape[0]):
         d = fa.spring_v[j]
         sa.f_r[d] = -fa.joint_stiffness[d] * fa.difference[d]
@@ -163,8 +174,8 @@ def pcg_step(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_for
     PCG scratch. exact_preconditioner: no spring couples two moving bodies, so P = M̃
     (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
     one). Returns PCG's iteration count."""
-    assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
-                         springs_geometric, joint_tension, inertial, False, True)
+    assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+                    springs_geometric, joint_tension, inertial, False, True)
     if exact_preconditioner:
         block_jacobi_solve(tree, ws, sa.rhs, x)
         its = 1
