@@ -46,7 +46,7 @@ import scipy.sparse.csgraph
 from .._jit import kernel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
-from ..algorithms.kinematics import joint_pass, world_pass
+from ..algorithms.kinematics import pose_pass
 from ..contact.handler import contact_stage
 from .joint_limits import limit_stage
 from ..forces.evaluator import ForceEvaluator
@@ -502,21 +502,18 @@ class RedMaxStepper:
     def _project(self, q):
         """Post-stabilization: q ← q ⊕ (−P⁻¹Gᵀ (G P⁻¹Gᵀ)⁺ C(q)), Newton steps in the metric of the
         block Jacobi preconditioner P (an SPD stand-in for M̃ that every solver can afford) with the
-        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear).
-        Returns (q, the largest remaining |C|)."""
+        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear). Each
+        iteration needs only the poses (``pose_pass``: no motion subspaces), and the last one's
+        are those of the returned q. Returns (q, the largest remaining |C|)."""
         model, ws = self.model, self.ws
         Y, Sinv = self._projection
-        for _ in range(8):
-            joint_pass(model.tree, q, ws)
-            world_pass(model.tree, ws)
+        for it in range(9):
+            pose_pass(model.tree, q, ws)
             _, _, C = constraint_rows(self._closures, ws)
-            if np.abs(C).max() < 1e-10:
-                break
+            error = float(np.abs(C).max()) if len(C) else 0.0
+            if error < 1e-10 or it == 8:
+                return q, error
             q = integrate(model, q, -Y.T @ (Sinv @ C), 1.0)
-        joint_pass(model.tree, q, ws)
-        world_pass(model.tree, ws)
-        _, _, C = constraint_rows(self._closures, ws)
-        return q, (float(np.abs(C).max()) if len(C) else 0.0)
 
 
 def _floats(x):
