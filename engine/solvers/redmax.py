@@ -7,7 +7,8 @@ One step from (q, q̇) at time t, with h = dt:
     q⁺  = q ⊕ h q̇⁺
 
 K = −∂f/∂x and D = −∂f/∂v (positive for springs and dampers). The bias
-Jᵀ(f_m − M_m J̇ q̇) − Coriolis − gravity is one RNEA call; M q̇ another.
+Jᵀ(f_m − M_m J̇ q̇) − Coriolis − gravity is RNEA's two passes on the step's
+kinematics; M q̇ one inward pass (redmax_step.py).
 Linear damping forces enter only through D (no right-hand side term,
 Baraff–Witkin). K_m keeps only the springs' material (Gauss–Newton) part by
 default so that M̃ is symmetric positive definite for any stiffness;
@@ -43,7 +44,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from .._jit import kernel
+from .._jit import compiled_for, kernel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import pose_pass
@@ -58,8 +59,8 @@ from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
 from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from .reduced_operators import system_product
-from .redmax_step import (assemble_blocks, assemble_step_system, compiled_for, force_arrays,  # noqa: F401
-                          pcg_step, system_arrays, tension_arrays)
+from .redmax_step import (assemble_blocks, assemble_step_system, force_arrays, pcg_step,  # noqa: F401
+                          system_arrays, tension_arrays)
 from .sparse_ldl import SparseLDL
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")

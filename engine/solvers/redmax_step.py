@@ -14,7 +14,7 @@ step needs before its linear solve (``engine.solvers.redmax``, Eq. 2.13–2.15):
 
 ``pcg_step`` adds the PCG solve and q⁺ = q ⊕ h q̇⁺: the whole step of a scene
 without loop closures, contact or enforced limits in one call, made through
-``compiled_for`` (numba's per-call argument typing skipped). A Python step
+``_jit.compiled_for`` (numba's per-call argument typing skipped). A Python step
 built from the separate stages made about 70 calls (each paying numba's
 argument checks on the grouped model arrays) and ran the kinematics passes
 four times; the results are the same up to rounding (the bias and M q̇ were
@@ -30,7 +30,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import JIT_ENABLED, kernel
+from .._jit import kernel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_passes
@@ -187,14 +187,3 @@ def pcg_step(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_for
     integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
     return its
 
-
-def compiled_for(dispatcher, args):
-    """``dispatcher``'s compiled entry point for the types of ``args`` (compiled, or loaded from numba's
-    cache, now). Calling it skips numba's typing of every argument on every call — several µs for the
-    grouped model arrays, more than a small model's whole step — so the caller must pass arguments of
-    exactly these types (dtype, ndim, layout) each time. Without numba: the function itself."""
-    if not JIT_ENABLED:
-        return dispatcher
-    import numba
-
-    return dispatcher.compile(tuple(numba.typeof(a) for a in args))
