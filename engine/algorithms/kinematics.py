@@ -30,28 +30,6 @@ def joint_pass(tree, q, ws):
 
 
 @kernel
-def pose_pass(tree, q, ws):
-    """joint_pass and world_pass without the motion subspaces S, in one loop: Xup and X0 of every
-    body where only poses are needed (a position projection). Per-body code written out: an inline
-    helper taking the grouped ``tree``/``ws`` made the loop an order of magnitude slower."""
-    n = tree.parent.shape[0]
-    EJ = ws.scratch33[0]
-    rJ = ws.tmp6[:3]
-    for i in range(n):
-        jt = tree.joint_type[i]
-        joint_transform(jt, tree.joint_axis[i], q, tree.q_start[i] if jt > 0 else 0, EJ, rJ)
-        compose_transforms(EJ, rJ, tree.tree_E[i], tree.tree_r[i], ws.Xup_E[i], ws.Xup_r[i])
-        p = tree.parent[i]
-        if p >= 0:
-            compose_transforms(ws.Xup_E[i], ws.Xup_r[i], ws.X0_E[p], ws.X0_r[p], ws.X0_E[i], ws.X0_r[i])
-        else:
-            for a in range(3):
-                ws.X0_r[i, a] = ws.Xup_r[i, a]
-                for b in range(3):
-                    ws.X0_E[i, a, b] = ws.Xup_E[i, a, b]
-
-
-@kernel
 def velocity_pass(tree, q, qd, ws):
     """v_i = Xup v_λ + S q̇_i and c_i = c_J + v_i × v_J (needs joint_pass first)."""
     n = tree.parent.shape[0]

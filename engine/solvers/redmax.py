@@ -47,7 +47,7 @@ import scipy.sparse.csgraph
 from .._jit import compiled_for, kernel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
-from ..algorithms.kinematics import pose_pass
+from ..algorithms.kinematics import joint_pass, world_pass
 from ..contact.handler import contact_stage
 from .joint_limits import limit_stage
 from ..forces.evaluator import ForceEvaluator
@@ -427,8 +427,8 @@ class RedMaxStepper:
                 *self._vec, qd_new, q_new)
         if self._pcg_step_kernel is None:
             self._pcg_step_kernel = compiled_for(pcg_step, args)
+            self._r = self._system.reduced_diag
         its = self._pcg_step_kernel(*args)
-        self._r = self._system.reduced_diag
         self.forces.point_force_body, self.forces.point_force_K = pf[0], pf[3]
         self.qd_guess = qd_new
         self.stats = StepStats(its, its, 1, 0.0)
@@ -503,13 +503,14 @@ class RedMaxStepper:
     def _project(self, q):
         """Post-stabilization: q ← q ⊕ (−P⁻¹Gᵀ (G P⁻¹Gᵀ)⁺ C(q)), Newton steps in the metric of the
         block Jacobi preconditioner P (an SPD stand-in for M̃ that every solver can afford) with the
-        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear). Each
-        iteration needs only the poses (``pose_pass``: no motion subspaces), and the last one's
-        are those of the returned q. Returns (q, the largest remaining |C|)."""
+        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear). The last
+        kinematics pass is that of the returned q (no extra pass for its error).
+        Returns (q, the largest remaining |C|)."""
         model, ws = self.model, self.ws
         Y, Sinv = self._projection
         for it in range(9):
-            pose_pass(model.tree, q, ws)
+            joint_pass(model.tree, q, ws)
+            world_pass(model.tree, ws)
             _, _, C = constraint_rows(self._closures, ws)
             error = float(np.abs(C).max()) if len(C) else 0.0
             if error < 1e-10 or it == 8:
