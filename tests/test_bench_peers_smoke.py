@@ -49,3 +49,20 @@ def test_bench_peers_quick_writes_csv_markdown_plots_and_ratios(tmp_path, capsys
     assert "engine / peer" in md and "Per-call floor" in md
     assert {p.name for p in tmp_path.glob("peers_*.png")} == {
         "peers_aba_chain.png", "peers_minv_chain.png", "peers_minv_floating_binary.png", "peers_stiff_rope_step.png"}
+
+
+def test_only_names_known_parts_and_belongs_to_the_peers_suite(tmp_path, capsys):
+    assert main(["bench", "peers", "--only", "stiff_rope,aba_chain", "--out", str(tmp_path)]) == 2
+    assert "unknown part(s) 'stiff_rope'" in capsys.readouterr().err
+    assert main(["bench", "redmax", "--only", "stiff_rope_step", "--out", str(tmp_path)]) == 2
+    assert "--only is an option of the peers suite" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_only_stiff_rope_step_runs_the_mujoco_part_alone(tmp_path):
+    pytest.importorskip("pinocchio")
+    pytest.importorskip("mujoco")
+    assert main(["bench", "peers", "--quick", "--only", "stiff_rope_step", "--out", str(tmp_path)]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "peers.csv")))
+    assert {r["scene"] for r in rows} == {"stiff_rope_step"}
+    assert {r["method"] for r in rows} == {"engine_redmax_pcg", "mujoco_discrete"}
