@@ -242,7 +242,8 @@ def run_peers(quick: bool = False, only: str | None = None, **_ignored) -> Suite
     parts = PARTS if only is None else tuple(p.strip() for p in only.split(","))
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
-        raise UnknownPart(f"bench peers: unknown part(s) {', '.join(map(repr, unknown))}; expected any of {', '.join(PARTS)}")
+        raise UnknownPart(f"bench peers: unknown part(s) {', '.join(map(repr, unknown))}; "
+                          f"expected any of {', '.join(PARTS)}")
     peer = import_peers()
     pin, mujoco = peer["pinocchio"], peer["mujoco"]
     timing = dict(min_time=0.005, rounds=3) if quick else dict(min_time=0.02, rounds=15)

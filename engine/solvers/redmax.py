@@ -203,6 +203,7 @@ class RedMaxStepper:
         self._one_call = (linear_solver == "pcg" and len(self._closures.n_rot) == 0 and self.contact is None
                           and self.limits is None)
         self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
+        self._q_shape = (model.nq,)
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
 
@@ -238,7 +239,8 @@ class RedMaxStepper:
             return self._no_point_forces
         if self._pf_K.shape[0] != k:
             self._pf_K = np.zeros((k, 6, 6))
-        return (np.ascontiguousarray(body, dtype=np.int64), np.ascontiguousarray(point, dtype=float).reshape(k, 3),
+        return (np.ascontiguousarray(body, dtype=np.int64).reshape(k),
+                np.ascontiguousarray(point, dtype=float).reshape(k, 3),
                 np.ascontiguousarray(force, dtype=float).reshape(k, 3), self._pf_K)
 
     def energy(self, state, control) -> float:
@@ -418,11 +420,15 @@ class RedMaxStepper:
         """``step`` in one kernel call (``redmax_step.pcg_step``): no closures, contact or limits."""
         gs = self._joint_gs
         pf = self._point_forces(control)
-        q = _floats(state.q)
+        q, qd, rest = _floats(state.q), _floats(state.qd), _floats(control.joint_rest)
+        if q.shape != self._q_shape or qd.shape != self.qd_guess.shape or rest.shape != self._q_shape:
+            # the compiled entry point reads what it is given: refuse before it reads out of bounds
+            raise ValueError(f"RedMax step: q and joint_rest must have shape {self._q_shape} and qd "
+                             f"{self.qd_guess.shape}; got {q.shape}, {rest.shape} and {qd.shape}")
         qd_new = self.qd_guess.copy()
         q_new = np.empty_like(q)
         args = (self.model.tree, self.ws, self.pairs, self._force_arrays, self._tension_arrays, self._system, q,
-                _floats(state.qd), _floats(control.joint_rest), *pf, self.dt, self.geometric_stiffness,
+                qd, rest, *pf, self.dt, self.geometric_stiffness,
                 gs is not None, gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
                 *self._vec, qd_new, q_new)
         if self._pcg_step_kernel is None:
