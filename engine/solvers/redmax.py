@@ -58,6 +58,8 @@ from ..stepper import StepStats
 from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
 from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
+from .energy_guard import make_energy_guard
+from .incremental_potential import make_refinement
 from .reduced_operators import system_product
 from .sparse_ldl import SparseLDL
 
@@ -176,7 +178,7 @@ class RedMaxStepper:
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
                  ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness=False,
                  threads: int = 2, closure_method: str = "projected", contact: dict | None = None,
-                 limits: dict | None = None):
+                 limits: dict | None = None, newton_iterations: int = 0, energy_guard: bool = False):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         if closure_method not in CLOSURE_METHODS:
@@ -216,6 +218,9 @@ class RedMaxStepper:
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
         self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
+        # backward Euler by Newton on the incremental potential from the linear step's rates
+        self._newton = make_refinement(self, newton_iterations)
+        self._energy_guard = make_energy_guard(self, energy_guard)  # passive scenes: no step creates energy
 
     # ------------------------------------------------------------ forces
     def reduced_forces(self, q, rest=None):
@@ -392,6 +397,8 @@ class RedMaxStepper:
         if not closures:
             qd_new, its = self._solve(rhs, self.qd_guess)
             total_its, max_its, solves = its, its, 1
+            if self._newton is not None:
+                qd_new, total_its, solves = self._newton.refine(q, qd, qd_new, control, rhs, total_its, solves)
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
             if self._joint_gs is not None:  # their forces add tension in the next step
@@ -403,6 +410,8 @@ class RedMaxStepper:
         if self.limits is not None:
             qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         q_new = integrate(model, q, qd_new, h)
+        if self._energy_guard is not None:
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         constraint_error = 0.0
         if closures and self.post_stabilize:
             q_new, constraint_error = self._project(q_new)

@@ -1,0 +1,73 @@
+"""Energy guard of the RedMax step on passive scenes (issue #22): a step may not create energy.
+
+Why: on a long chain (512 links at 1/30 s, docs/results/chains.md) parts of the chain go into
+compression — it buckles, the potential is locally concave — and whipping waves reach hundreds of
+rad/s at the free end. Implicit Euler, linearly implicit (Eq. 2.13) or fully implicit
+(``incremental_potential.py``), is energy-dissipative only for convex potentials: in a concave
+direction with rate λ (s⁻²) a step gains about ½ λ h² |v|², and at hλ ≫ 1 that gain compounds
+into divergence. Over one step the control is held (joint rest values, point forces and moving
+loads at the step's start; each has a potential), so the scene is passive during the step and
+its energy E = T + V cannot grow; after the step, if
+E(q⁺, q̇⁺) > E(q, q̇), the step's rates are scaled so that E(q⁺, q̇⁺) = E(q, q̇) (all of q̇⁺, so
+the direction of motion is kept; q⁺ is not touched). The dissipation the step already had is
+left alone: the guard removes only energy the discretization created.
+
+Applies only to scenes without loop closures, contact and joint limits (their velocity
+projections come after the solve); ``clamped_steps`` counts the steps it changed. Controllers
+and moving loads may add energy between steps (the energy is recomputed under each step's control).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import State
+
+
+class EnergyGuard:
+    """``apply(state, q_new, qd_new, control) -> qd_new`` for one RedMax stepper (module doc)."""
+
+    def __init__(self, stepper, rtol: float = 1e-9):
+        self.s = stepper
+        self.rtol = float(rtol)
+        self.clamped_steps = 0
+        self.budget = None  # J: the most energy the scene may have now
+        # ((q⁺, q̇⁺, the control's arrays), E⁺) of the last step: the next step's start if nothing changed
+        self._last = None
+
+    def _energy(self, q, qd, control):
+        return self.s.forces.energy(State(q, qd, 0.0), control, self.s.ws)
+
+    def apply(self, state, q_new, qd_new, control):
+        last, key = self._last, (control.joint_rest, *control.point_forces)
+        same_state = (last is not None and np.array_equal(last[0][0], state.q)
+                      and np.array_equal(last[0][1], state.qd))
+        if same_state and len(last[0]) == 2 + len(key) and all(
+                np.array_equal(a, b) for a, b in zip(last[0][2:], key)):
+            e0 = last[1]
+        else:
+            e0 = self._energy(state.q, state.qd, control)
+        if self.budget is None or not same_state:  # a new start: the budget is the state's energy
+            self.budget = e0
+        elif e0 != last[1]:  # the control changed between steps (a controller, a moving load)
+            self.budget += e0 - last[1]
+        # the joint dampers remove h Σ c q̇⁺² (the step's own rates)
+        self.budget -= self.s.dt * float(self.s.forces.joint_damping @ (qd_new * qd_new))
+        e1 = self._energy(q_new, qd_new, control)
+        if e1 > self.budget + self.rtol * (abs(self.budget) + 1.0):
+            v1 = self._energy(q_new, np.zeros_like(qd_new), control)  # the potential at q⁺
+            t1 = e1 - v1
+            qd_new = qd_new * (np.sqrt(max(self.budget - v1, 0.0) / t1) if t1 > 0 else 0.0)
+            e1 = self._energy(q_new, qd_new, control)
+            self.clamped_steps += 1
+        self._last = ((q_new.copy(), qd_new.copy(), *(np.array(a, copy=True) for a in key)), e1)
+        return qd_new
+
+
+def make_energy_guard(stepper, enabled):
+    """The guard for a RedMax stepper, or None: off, or a scene it does not apply to (loop closures,
+    contact, joint limits)."""
+    if not enabled:
+        return None
+    if len(stepper._closures.n_rot) or stepper.contact is not None or stepper.limits is not None:
+        return None
+    return EnergyGuard(stepper)
