@@ -9,7 +9,7 @@ into divergence. Over one step the control is held (joint rest values, point for
 loads at the step's start; each has a potential), so the scene is passive during the step and
 its energy E = T + V cannot grow; after the step, if
 E(q⁺, q̇⁺) > E(q, q̇), the step's rates are scaled so that E(q⁺, q̇⁺) = E(q, q̇) (all of q̇⁺, so
-the direction of motion is kept; q⁺ is not touched). The dissipation the step already had is
+the direction of motion is kept; q⁺ is not touched: if V(q⁺) alone exceeds the budget, q̇⁺ = 0). The dissipation the step already had is
 left alone: the guard removes only energy the discretization created.
 
 Applies only to scenes without loop closures, contact and joint limits (their velocity
