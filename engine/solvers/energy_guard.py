@@ -20,7 +20,32 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._jit import kernel
+from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..model import State
+
+
+@kernel
+def kinetic_and_gravity(tree, ws, mass, com, gravity, with_velocity):
+    """(½ Σ vᵀ I v, −Σ m g·c) (J) from the workspace's kinematics (joint_pass, world_pass and, if
+    ``with_velocity``, velocity_pass): link twists and link spatial inertias, centres of mass in world."""
+    n = tree.parent.shape[0]
+    kin = 0.0
+    pot = 0.0
+    for i in range(n):
+        E = ws.X0_E[i]
+        for a in range(3):
+            c = ws.X0_r[i, a] + E[0, a] * com[i, 0] + E[1, a] * com[i, 1] + E[2, a] * com[i, 2]
+            pot -= mass[i] * gravity[a] * c
+        if with_velocity:
+            v = ws.v[i]
+            I = tree.link_inertia[i]
+            for r in range(6):
+                t = 0.0
+                for k in range(6):
+                    t += I[r, k] * v[k]
+                kin += 0.5 * v[r] * t
+    return kin, pot
 
 
 class EnergyGuard:
@@ -30,12 +55,30 @@ class EnergyGuard:
         self.s = stepper
         self.rtol = float(rtol)
         self.clamped_steps = 0
+        model, fe = stepper.model, stepper.forces
+        self._mass = np.ascontiguousarray(model.body_mass, float)
+        self._com = np.ascontiguousarray(model.body_com, float)
+        self._gravity = np.ascontiguousarray(model.gravity, float)
+        # nothing but gravity stores energy: no springs/cables, point forces (nor moving loads), joint springs
+        scene = stepper.scene
+        self._fast = (len(fe.pairs[0]) == 0 and not len(scene.point_forces) and not len(scene.moving_loads)
+                      and not np.any(fe.joint_stiffness))
         self.budget = None  # J: the most energy the scene may have now
         # ((q⁺, q̇⁺, the control's arrays), E⁺) of the last step: the next step's start if nothing changed
         self._last = None
 
     def _energy(self, q, qd, control):
-        return self.s.forces.energy(State(q, qd, 0.0), control, self.s.ws)
+        """E(q, q̇) (J), as ``ForceEvaluator.energy``; one pass when the scene has only gravity and
+        joint dampers (a chain), else the evaluator's (springs, point forces, joint springs)."""
+        s = self.s
+        if not self._fast:
+            return s.forces.energy(State(q, qd, 0.0), control, s.ws)
+        tree, ws = s.model.tree, s.ws
+        joint_pass(tree, q, ws)
+        world_pass(tree, ws)
+        velocity_pass(tree, q, qd, ws)
+        kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
+        return kin + pot
 
     def apply(self, state, q_new, qd_new, control):
         last, key = self._last, (control.joint_rest, *control.point_forces)
