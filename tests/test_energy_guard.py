@@ -88,3 +88,15 @@ def test_newton_on_the_incremental_potential_converges():
     assert ip.iterations >= 1 and not ip.line_search_failed and ip.decrement <= ip.etol
     ip.predict(q, qd)
     assert ip.merit(q, out, control, False)[0] < ip.merit(q, linear, control, False)[0]
+
+
+def test_guard_one_pass_energy_equals_the_evaluators():
+    sc = hanging_chain(16)
+    st = Simulator(sc, "pcg", dt=1 / 30)._stepper
+    guard = st._energy_guard
+    assert guard._fast
+    rng = np.random.default_rng(3)
+    q, qd = rng.uniform(-2, 2, 16), rng.uniform(-2, 2, 16)
+    control = sc.control(0.0)
+    assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
+                                                           rel=1e-12, abs=1e-9)
