@@ -39,8 +39,7 @@ from .._jit import kernel
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
 from ..integrators import integrate
-from ..spatial import transform_motion
-from .geometric_stiffness import JointGeometricStiffness, com_acceleration
+from .geometric_stiffness import JointGeometricStiffness, body_velocity_product
 
 
 @kernel
@@ -93,15 +92,7 @@ def body_accelerations(tree, ws, com, acc6, c_acc, R_acc):
     wl = np.empty(3)
     W = np.empty((3, 3))
     for i in range(n):
-        p = tree.parent[i]
-        if p >= 0:
-            transform_motion(ws.Xup_E[i], ws.Xup_r[i], acc6[p], acc6[i])
-        else:
-            for k in range(6):
-                acc6[i, k] = 0.0
-        for k in range(6):
-            acc6[i, k] += ws.c[i, k]
-        com_acceleration(ws.v[i], acc6[i], com[i], a)
+        body_velocity_product(tree, ws, i, com[i], acc6, a)
         E = ws.X0_E[i]
         for r in range(3):
             c_acc[i, r] = E[0, r] * a[0] + E[1, r] * a[1] + E[2, r] * a[2]
