@@ -100,3 +100,14 @@ def test_guard_one_pass_energy_equals_the_evaluators():
     control = sc.control(0.0)
     assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
                                                            rel=1e-12, abs=1e-9)
+
+
+def test_guard_on_the_explicit_step():
+    """The explicit step diverges on this chain at 1/30 s; with the guard it stays bounded."""
+    with pytest.raises(SimulationError):
+        Simulator(hanging_chain(64, damping=0.0), "explicit", dt=1 / 30).step(300)
+    sim = Simulator(hanging_chain(64, damping=0.0), "explicit", dt=1 / 30, energy_guard=True)
+    e0 = sim.energy()
+    sim.step(300)
+    kinetic = kinetic_energy(sim.model, sim.state.q, sim.state.qd)
+    assert (sim.energy() <= e0 + 1e-6 * abs(e0) or kinetic == 0) and sim._stepper._energy_guard.clamped_steps > 0

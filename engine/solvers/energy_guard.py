@@ -49,7 +49,8 @@ def kinetic_and_gravity(tree, ws, mass, com, gravity, with_velocity):
 
 
 class EnergyGuard:
-    """``apply(state, q_new, qd_new, control) -> qd_new`` for one RedMax stepper (module doc)."""
+    """``apply(state, q_new, qd_new, control) -> qd_new`` for one stepper (module doc): RedMax, or the
+    explicit one (``energy_guard=True``; off by default there)."""
 
     def __init__(self, stepper, rtol: float = 1e-9):
         self.s = stepper
@@ -111,6 +112,6 @@ def make_energy_guard(stepper, enabled):
     contact, joint limits)."""
     if not enabled:
         return None
-    if len(stepper._closures.n_rot) or stepper.contact is not None or stepper.limits is not None:
+    if len(stepper.scene.loop_closures) or stepper.contact is not None or stepper.limits is not None:
         return None
     return EnergyGuard(stepper)

@@ -17,6 +17,9 @@ large tensions). ``geometric_stiffness="joints"`` adds the geometric stiffness
 of the joints — the tension along chains, ``geometric_stiffness.py`` — to each
 body's block (``"all"``: both; False, this class's default: neither, the
 thesis's step; the solver registry turns ``"joints"`` on for ``engine.Simulator``).
+``energy_guard=True`` (on in ``engine.Simulator``) keeps a step from creating energy on scenes without
+closures, contact and limits (``energy_guard.py``); ``newton_iterations=k`` refines the step towards
+backward Euler on the incremental potential (``incremental_potential.py``; off).
 Loop closures impose G q̇⁺ = −C/h so that the next position error vanishes
 to first order. The direct solvers use the dual problem (Eq. 2.42 / 3.2) with
 one back-substitution per constraint row. PCG instead runs one projected CG
