@@ -1,17 +1,16 @@
 """Backward Euler as incremental potential minimization: the globalized RedMax step (issue #22).
 
 The linearly implicit step (Eq. 2.13) is one Newton iteration of backward Euler with the
-velocity-product forces (centrifugal, Coriolis) taken at the start of the step. When the joint
-rates are large (a long chain's free end cracking like a whip: 600 rad/s on a 512-link chain,
-tests/test_incremental_potential.py), h·|q̇| ≫ 1 and that linearization injects energy; the step
-diverges at any frame-rate dt (1/240 s included). Here the step is instead the minimizer of
+velocity-product forces (centrifugal, Coriolis) taken at the start of the step. A 512-link chain
+whips (joint rates of 600 rad/s at its free end, docs/results/chains.md) and that step diverged
+there at any frame-rate dt (1/240 s included). Here the step is instead the minimizer of
 
     Φ(u) = Σ_b [ ½ m_b |c_b(q⁺) − c̃_b|² + ½ tr((R_b(q⁺) − R̃_b) D_b (R_b(q⁺) − R̃_b)ᵀ) ] / h²
            + V(q⁺) + ½ h uᵀ C_r u,          q⁺ = q ⊕ h u,
 
 over the joint rates u of the step (Gast et al. 2015, "Optimization Integrator for Large Time
 Steps", in reduced coordinates): c_b, R_b the body's centre of mass and rotation (link → world),
-c̃ = c + h ċ and R̃ = R + h Ṙ their predictions from the start of the step, D_b = ∫ρ r rᵀ its second
+c̃ and R̃ their predictions from the start of the step (below), D_b = ∫ρ r rᵀ its second
 moment about the centre of mass (½ tr(I) 1 − I; the kinetic energy of a rigid body is
 ½ m |ċ|² + ½ tr(Ṙ D Ṙᵀ) exactly), V the potentials of the scene (gravity, springs, joint springs,
 point forces) and C_r the joint damping. Its stationarity is backward Euler for the particles
@@ -21,9 +20,17 @@ geometry of q⁺, not from a linearization at q.
 Newton on Φ with the step's own system matrix M̃ = Jᵀ(M + hD + h²K)J + hD_r + h²K_r (with the
 joints' geometric stiffness) as the Hessian — symmetric positive definite, so every direction is
 a descent direction — and a backtracking (Armijo) line search on Φ. It starts from the linearly
-implicit solution, so a step where that solution already satisfies backward Euler (a calm chain)
-costs one gradient evaluation more than the linear step. ∂Φ/∂q⁺ is one RNEA pass with the bodies'
-inertial residual forces as external wrenches: O(n), as every other product of the step.
+implicit solution; a step where that already satisfies backward Euler costs one gradient and one
+solve (the decrement) more. ∂Φ/∂q⁺ is one RNEA pass with the bodies' inertial residual forces as
+external wrenches: O(n), as every other product of the step. The prediction is
+x̃ = x + h ẋ − ½ h² ẍ(q̈ = 0), what the previous step's secant 2xⁿ − xⁿ⁻¹ predicts: with x + h ẋ
+alone the minimizer carries half the centrifugal force and gains energy on a swinging chain.
+
+Measured (docs/redmax.md): it converges quadratically (3 iterations on the 512-link chain), but
+converged backward Euler still gains energy where the chain is in compression (a concave
+potential) and diverges there too; ``energy_guard.py`` is what keeps that chain bounded. With
+the guard it follows a converged reference somewhat better at 1/30 s, at ~13× the cost, so it is
+an option (``newton_iterations``, default 0), not the default.
 
 Scope: the forces with a potential (gravity, springs and cables, joint springs, point forces)
 and the joint damping enter Φ; body damping and the springs' damping enter the gradient (the
@@ -44,8 +51,8 @@ from .geometric_stiffness import JointGeometricStiffness, body_velocity_product
 
 @kernel
 def predict_bodies(tree, ws, com, c_pred, R_pred):
-    """c̃ = c + h ċ, R̃ = R + h Ṙ without h: c_pred (n, 3) = c, R_pred (n, 3, 3) = R (link → world) and
-    returned in place as velocities in ``c_vel``/``R_vel`` by ``body_velocities``; here the positions."""
+    """c_pred (n, 3) = each centre of mass in world, R_pred (n, 3, 3) = each rotation R (link → world), at
+    the workspace's kinematics (the start of the prediction; ``predict`` adds the velocity terms)."""
     n = tree.parent.shape[0]
     for i in range(n):
         E = ws.X0_E[i]
@@ -179,17 +186,16 @@ def second_moments(model) -> np.ndarray:
 
 
 class IncrementalPotentialStep:
-    """Newton with line search on Φ (module doc) for one RedMax stepper; ``refine(q, qd, u0, control)``.
+    """Newton with line search on Φ (module doc) for one RedMax stepper; ``refine(...)`` after its
+    linear solve. max_iter: Newton iterations per step; etol (J): stop when the Newton decrement
+    −∇Φ·Δu (twice the decrease Newton predicts) is below it."""
 
-    max_iter: Newton iterations per step; rtol: stop when ‖h ∂Φ/∂q⁺‖ ≤ rtol (‖M q̇‖ + ‖h ∂V/∂q‖ + ε),
-    the backward Euler residual relative to the step's momentum and impulse scale."""
-
-    def __init__(self, stepper, max_iter: int = 8, rtol: float = 1e-4):
+    def __init__(self, stepper, assemble_blocks, max_iter: int = 8, etol: float = 1e-9):
         self.s = stepper
+        self._assemble_blocks = assemble_blocks  # the stepper's body-block assembly (redmax.assemble_blocks)
         model = stepper.model
         n, nv = model.n_bodies, model.nv
-        self.max_iter, self.rtol = int(max_iter), float(rtol)
-        self.etol = 1e-9  # J: the Newton decrement at which the step counts as solved
+        self.max_iter, self.etol = int(max_iter), float(etol)
         self.refresh_first = False  # the first Newton iteration with M̃ at q⁺ (False: the step's M̃ at q)
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
@@ -206,7 +212,7 @@ class IncrementalPotentialStep:
 
     def predict(self, q, qd):
         """c̃, R̃ from the start of the step (q, q̇)."""
-        s, tree, ws, h = self.s, self.s.model.tree, self.s.ws, self.s.dt
+        tree, ws, h = self.s.model.tree, self.s.ws, self.s.dt
         joint_pass(tree, q, ws)
         world_pass(tree, ws)
         velocity_pass(tree, q, qd, ws)
@@ -217,7 +223,6 @@ class IncrementalPotentialStep:
         # O(h³)); with x + h ẋ alone the minimizer carries half the centrifugal force and gains energy
         self.c_pred += h * self.c_vel - 0.5 * h * h * self.c_acc
         self.R_pred += h * self.R_vel - 0.5 * h * h * self.R_acc
-        del s
 
     def merit(self, q, u, control, gradient=True):
         """(Φ (J), ∂Φ/∂q⁺ (nv,) or None, q⁺) at the rates u."""
@@ -241,27 +246,25 @@ class IncrementalPotentialStep:
         """M̃ at the iterate whose merit (with gradient) was evaluated last: the body blocks at q⁺, the
         tension of the joints under gravity, springs and the inertial forces −m (c − c̃)/h² of this
         iterate (their geometric stiffness, ``geometric_stiffness.py``), then the solver's preparation."""
-        from .redmax import assemble_blocks  # (redmax imports this module)
-
         s = self.s
         model, fe, h, ws = s.model, s.forces, s.dt, s.ws
-        assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, s.pairs[0], s.pairs[1], s.K, s.D,
-                        fe.point_force_body, fe.point_force_K, s.A, s.coupling)
+        self._assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, s.pairs[0], s.pairs[1], s.K, s.D,
+                              fe.point_force_body, fe.point_force_K, s.A, s.coupling)
         if s._joint_gs is not None:
             force = fe.wrench.copy()
             force[:, 3:] -= self.g_wrench[:, 3:]
             self._tension.add(model, force, h, s.A, ws)
         s._prepare_solver(h * fe.joint_damping + h * h * fe.joint_stiffness)
 
-    def refine(self, q, qd, u, control, rhs, total_its, solves):
-        """Backward Euler rates from the linear step's rates u (nv,) (rhs: its right-hand side, unused
-        but for the scale of the stopping test). The first Newton direction uses the step's M̃ at q as
-        factored; later ones M̃ at the iterate (``prepare_hessian``). Stops when the Newton decrement
-        −∇Φ·Δu ≤ etol (J). Returns (u, total linear-solver iterations, solves) with this refinement's."""
+    def refine(self, q, qd, u, control, total_its, solves):
+        """Backward Euler rates from the linear step's rates u (nv,) at the start (q, q̇). The first
+        Newton direction uses the step's M̃ at q as factored; later ones M̃ at the iterate
+        (``prepare_hessian``). Stops when the Newton decrement −∇Φ·Δu ≤ etol (J), or when the line
+        search finds no decrease (``line_search_failed``). Returns (u, total linear-solver
+        iterations, solves) with this refinement's added."""
         s, h = self.s, self.s.dt
         self.predict(q, qd)
         phi, grad, _ = self.merit(q, u, control)
-        phi0 = self.merit(q, qd, control, gradient=False)[0]  # the predictor, a safe start
         self.iterations = 0
         self.line_search_failed = False
         self.decrement = 0.0
@@ -293,12 +296,12 @@ class IncrementalPotentialStep:
         return u, total_its, solves
 
 
-def make_refinement(stepper, newton_iterations):
-    """The refinement for a RedMax stepper, or None (newton_iterations 0, or a scene with loop
+def make_refinement(stepper, newton_iterations, assemble_blocks):
+    """The refinement for a RedMax stepper (``assemble_blocks``: its body-block kernel), or None (newton_iterations 0, or a scene with loop
     closures, contact or joint limits: those keep the linearly implicit step)."""
     k = int(newton_iterations)
     if k < 0:
         raise ValueError(f"newton_iterations must be >= 0, got {newton_iterations!r}")
     if k == 0 or len(stepper._closures.n_rot) or stepper.contact is not None or stepper.limits is not None:
         return None
-    return IncrementalPotentialStep(stepper, max_iter=k)
+    return IncrementalPotentialStep(stepper, assemble_blocks, max_iter=k)

@@ -222,7 +222,7 @@ class RedMaxStepper:
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
         self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
         # backward Euler by Newton on the incremental potential from the linear step's rates
-        self._newton = make_refinement(self, newton_iterations)
+        self._newton = make_refinement(self, newton_iterations, assemble_blocks)
         self._energy_guard = make_energy_guard(self, energy_guard)  # passive scenes: no step creates energy
 
     # ------------------------------------------------------------ forces
@@ -401,7 +401,7 @@ class RedMaxStepper:
             qd_new, its = self._solve(rhs, self.qd_guess)
             total_its, max_its, solves = its, its, 1
             if self._newton is not None:
-                qd_new, total_its, solves = self._newton.refine(q, qd, qd_new, control, rhs, total_its, solves)
+                qd_new, total_its, solves = self._newton.refine(q, qd, qd_new, control, total_its, solves)
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
             if self._joint_gs is not None:  # their forces add tension in the next step
