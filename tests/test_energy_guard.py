@@ -90,11 +90,18 @@ def test_newton_on_the_incremental_potential_converges():
     assert ip.merit(q, out, control, False)[0] < ip.merit(q, linear, control, False)[0]
 
 
-def test_guard_one_pass_energy_equals_the_evaluators():
+@pytest.mark.parametrize("spring", [False, True])
+def test_guard_energy_equals_the_evaluators(spring):
+    """The guard's energy (one kernel; with a spring and a joint spring, the evaluator's potentials
+    added) against ``ForceEvaluator.energy``."""
     sc = hanging_chain(16)
+    if spring:
+        z = sc.world_point(7, np.array([0.0, 0.0, -0.1]))
+        sc.add_spring(7, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e3, name="side")
+        sc.joint_stiffness[3] = 50.0
     st = Simulator(sc, "pcg", dt=1 / 30)._stepper
     guard = st._energy_guard
-    assert guard._fast
+    assert guard._fast is not spring
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-2, 2, 16), rng.uniform(-2, 2, 16)
     control = sc.control(0.0)

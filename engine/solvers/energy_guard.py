@@ -69,17 +69,21 @@ class EnergyGuard:
         self._last = None
 
     def _energy(self, q, qd, control):
-        """E(q, q̇) (J), as ``ForceEvaluator.energy``; one pass when the scene has only gravity and
-        joint dampers (a chain), else the evaluator's (springs, point forces, joint springs)."""
+        """E(q, q̇) (J), as ``ForceEvaluator.energy``: one kinematics pass and one kernel when only gravity
+        stores energy (a chain), else the evaluator's forces pass for the springs' and point forces'
+        potentials (plus the joint springs')."""
         s = self.s
-        if not self._fast:
-            return s.forces.energy(State(q, qd, 0.0), control, s.ws)
-        tree, ws = s.model.tree, s.ws
-        joint_pass(tree, q, ws)
-        world_pass(tree, ws)
-        velocity_pass(tree, q, qd, ws)
+        tree, ws, fe = s.model.tree, s.ws, s.forces
+        if self._fast:
+            joint_pass(tree, q, ws)
+            world_pass(tree, ws)
+            velocity_pass(tree, q, qd, ws)
+            extra = 0.0
+        else:
+            fe.evaluate(q, qd, control, ws)  # the same three passes, then the springs and point forces
+            extra = fe.spring_energy + fe.point_force_energy + fe.joint_spring_energy(q, control.joint_rest)
         kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
-        return kin + pot
+        return kin + pot + extra
 
     def apply(self, state, q_new, qd_new, control):
         last, key = self._last, (control.joint_rest, *control.point_forces)
