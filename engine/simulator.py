@@ -48,7 +48,11 @@ class Simulator:
     ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``), ``geometric_stiffness``:
     ``"joints"`` (default, same as True) treats the tension along chains and ropes implicitly
     (the joints' geometric stiffness, ``engine.solvers.geometric_stiffness``; long chains at
-    1/30 s), ``"springs"`` the springs' own geometric terms, ``"all"`` both, False neither. Joint limits
+    1/30 s), ``"springs"`` the springs' own geometric terms, ``"all"`` both, False neither;
+    ``energy_guard`` (default True): no step may create energy on a scene without loop closures,
+    contact and limits (``engine.solvers.energy_guard``; chains of 512+ links at 1/30 s);
+    ``newton_iterations`` (default 0): Newton iterations towards backward Euler on the incremental
+    potential after the linear solve (``engine.solvers.incremental_potential``). Joint limits
     (``model.joint_lower``/``upper``) are enforced by every solver but ``baraff`` and
     ``hard-constraints`` (which refuse a limited scene) unless ``enforce_limits=False``;
     ``limit_options``: dict for ``engine.solvers.joint_limits.JointLimits`` (``restitution``,

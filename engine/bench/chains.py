@@ -1,8 +1,9 @@
 """``bench chains``: long chains and ropes at animation frame rates (issue #22).
 
 * ``stability``: ``hanging_chain(n)`` (and ``rope``) for 10 s at dt = 1/30 s, no substeps, pcg and
-  direct, with the joints' geometric stiffness on (``geometric_stiffness="joints"``, the default)
-  and off (``False``): the step at which a run diverged, or "stable".
+  direct, with the joints' geometric stiffness and the energy guard on (``geometric_stiffness="joints"``,
+  ``energy_guard=True``, the defaults) and off (both False, the thesis's step): the step at which a
+  run diverged, or "stable". "Term on/off" in the tables below means both, in the same way.
 * ``swing``: the tip's swing over 10 s at 1/30 s against the same chain stepped at 1/960 s:
   period (sine fit to the larger horizontal component of the tip's displacement) and amplitude
   (largest horizontal displacement over the last half period); the ratios are the acceptance numbers.
@@ -95,7 +96,7 @@ def _stability(sizes, dts):
             cells = []
             for gs in ("joints", False):
                 sc = _scene(name, n)
-                sim = Simulator(sc, solver, dt=1.0 / hz, geometric_stiffness=gs)
+                sim = Simulator(sc, solver, dt=1.0 / hz, geometric_stiffness=gs, energy_guard=bool(gs))
                 t0 = time.perf_counter()
                 try:
                     sim.step(int(round(T_END * hz)))
@@ -163,7 +164,8 @@ def _energy(n):
 def _cost(n, steps):
     sc = scenes.hanging_chain(n)
     on = Simulator(sc, "pcg", dt=1 / HZ, geometric_stiffness="joints")
-    off = Simulator(scenes.hanging_chain(n), "pcg", dt=1 / HZ, geometric_stiffness=False)._stepper
+    off = Simulator(scenes.hanging_chain(n), "pcg", dt=1 / HZ, geometric_stiffness=False,
+                    energy_guard=False)._stepper
     on.step(1)
     control = sc.control(0.0)  # (no time-varying loads in a hanging chain)
     off.step(on.state, control)  # warm-up (compilation)
@@ -217,7 +219,8 @@ def _thesis(quick):
     for fam, n in Progress(cases, f"bench {SUITE}: thesis scenes"):
         make = FAMILIES[fam][0]
         for solver in ("pcg", "direct"):
-            sims = {gs: Simulator(make(n), solver, dt=1 / 60, geometric_stiffness=gs) for gs in ("joints", False)}
+            sims = {gs: Simulator(make(n), solver, dt=1 / 60, geometric_stiffness=gs, energy_guard=bool(gs))
+                    for gs in ("joints", False)}
             times = {gs: [] for gs in sims}
             t_start = time.perf_counter()
             for k in range(1 + (3 if quick else 60)):  # the first step is a warm-up

@@ -14,6 +14,7 @@ from ..forces.evaluator import ForceEvaluator
 from ..integrators import integrate
 from ..model import State
 from ..stepper import StepStats
+from .energy_guard import make_energy_guard
 from .geometric_stiffness import parse_geometric_stiffness
 from .joint_limits import limit_stage
 
@@ -24,7 +25,7 @@ class ExplicitStepper:
     divergence_hint = "try a smaller dt or the implicit 'pcg' solver"
 
     def __init__(self, scene, dt: float, *, geometric_stiffness: bool = False, contact: dict | None = None,
-                 limits: dict | None = None):
+                 limits: dict | None = None, energy_guard: bool = False):
         if scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
         self.scene, self.model, self.dt = scene, scene.model, float(dt)
@@ -34,6 +35,7 @@ class ExplicitStepper:
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)
         self.limits = limit_stage(scene, self.dt, limits)  # joint limits after contact, in the metric M
+        self._energy_guard = make_energy_guard(self, energy_guard)  # off by default: the explicit baseline
 
     def step(self, state, control):
         model, ws, fe, h = self.model, self.ws, self.forces, self.dt
@@ -47,7 +49,10 @@ class ExplicitStepper:
             qd_new = self.contact.apply(q, qd_new)
         if self.limits is not None:
             qd_new = self.limits.apply(q, qd_new)
-        return State(integrate(model, q, qd_new, h), qd_new, state.t + h)
+        q_new = integrate(model, q, qd_new, h)
+        if self._energy_guard is not None:
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
+        return State(q_new, qd_new, state.t + h)
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""

@@ -93,6 +93,21 @@ def com_acceleration(w, al, c, out):
     out[2] = al[5] + al[0] * c[1] - al[1] * c[0] + w[0] * u1 - w[1] * u0
 
 
+@kernel(inline=True)
+def body_velocity_product(tree, ws, i, com, acc6, out):
+    """acc6[i] = Xup acc6[parent] + c_i, body i's spatial acceleration at q̈ = 0 (parents first), and
+    out (3,) = the classical acceleration of its centre of mass com (link coordinates) from it."""
+    p = tree.parent[i]
+    if p >= 0:
+        transform_motion(ws.Xup_E[i], ws.Xup_r[i], acc6[p], acc6[i])
+    else:
+        for k in range(6):
+            acc6[i, k] = 0.0
+    for k in range(6):
+        acc6[i, k] += ws.c[i, k]
+    com_acceleration(ws.v[i], acc6[i], com, out)
+
+
 @kernel
 def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, own, F, T):
     """T[l] (n, 3, 3) = Σ_σ d_σ F_σᵀ over body l's segments, link coordinates of l (see module doc).
@@ -108,15 +123,7 @@ def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, own, F
     for i in range(n):  # own forces at the centre of mass; spatial accelerations a_i = Xup a_p + c_i
         E = ws.X0_E[i]  # world → link i
         if inertial:
-            p = tree.parent[i]
-            if p >= 0:
-                transform_motion(ws.Xup_E[i], ws.Xup_r[i], acc6[p], acc6[i])
-            else:
-                for k in range(6):
-                    acc6[i, k] = 0.0
-            for k in range(6):
-                acc6[i, k] += ws.c[i, k]
-            com_acceleration(ws.v[i], acc6[i], com[i], acc)
+            body_velocity_product(tree, ws, i, com[i], acc6, acc)
         for a in range(3):
             own[i, a] = mass[i] * (E[a, 0] * gravity[0] + E[a, 1] * gravity[1] + E[a, 2] * gravity[2] - acc[a])
         for a in range(3):

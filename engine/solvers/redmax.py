@@ -18,6 +18,9 @@ large tensions). ``geometric_stiffness="joints"`` adds the geometric stiffness
 of the joints — the tension along chains, ``geometric_stiffness.py`` — to each
 body's block (``"all"``: both; False, this class's default: neither, the
 thesis's step; the solver registry turns ``"joints"`` on for ``engine.Simulator``).
+``energy_guard=True`` (on in ``engine.Simulator``) keeps a step from creating energy on scenes without
+closures, contact and limits (``energy_guard.py``); ``newton_iterations=k`` refines the step towards
+backward Euler on the incremental potential (``incremental_potential.py``; off).
 Loop closures impose G q̇⁺ = −C/h so that the next position error vanishes
 to first order. The direct solvers use the dual problem (Eq. 2.42 / 3.2) with
 one back-substitution per constraint row. PCG instead runs one projected CG
@@ -58,6 +61,8 @@ from ..stepper import StepStats
 from .block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
 from .constraints import closure_arrays, constraint_jacobian, constraint_rows
 from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
+from .energy_guard import make_energy_guard
+from .incremental_potential import make_refinement
 from .reduced_operators import system_product
 from .redmax_step import (assemble_blocks, assemble_step_system, force_arrays, pcg_step,  # noqa: F401
                           system_arrays, tension_arrays)
@@ -152,7 +157,7 @@ class RedMaxStepper:
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
                  ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness=False,
                  threads: int = 2, closure_method: str = "projected", contact: dict | None = None,
-                 limits: dict | None = None):
+                 limits: dict | None = None, newton_iterations: int = 0, energy_guard: bool = False):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         if closure_method not in CLOSURE_METHODS:
@@ -206,6 +211,10 @@ class RedMaxStepper:
         self._q_shape = (model.nq,)
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
+        # backward Euler by Newton on the incremental potential from the linear step's rates
+        self._newton = make_refinement(self, newton_iterations, assemble_blocks)
+        self._energy_guard = make_energy_guard(self, energy_guard)  # passive scenes: no step creates energy
+        self._one_call = self._one_call and self._newton is None
 
     # ------------------------------------------------------------ forces
     def reduced_forces(self, q, rest=None):
@@ -398,6 +407,8 @@ class RedMaxStepper:
         if not closures:
             qd_new, its = self._solve(rhs, self.qd_guess)
             total_its, max_its, solves = its, its, 1
+            if self._newton is not None:
+                qd_new, total_its, solves = self._newton.refine(q, qd, qd_new, control, total_its, solves)
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
             if self._joint_gs is not None:  # their forces add tension in the next step
@@ -409,6 +420,8 @@ class RedMaxStepper:
         if self.limits is not None:
             qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         q_new = integrate(model, q, qd_new, h)
+        if self._energy_guard is not None:
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         constraint_error = 0.0
         if closures and self.post_stabilize:
             q_new, constraint_error = self._project(q_new)
@@ -437,6 +450,8 @@ class RedMaxStepper:
         its = self._pcg_step_kernel(*args)
         self.forces.point_force_body, self.forces.point_force_K = pf[0], pf[3]
         self.qd_guess = qd_new
+        if self._energy_guard is not None:
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         self.stats = StepStats(its, its, 1, 0.0)
         return State(q_new, qd_new, state.t + self.dt)
 

@@ -17,11 +17,12 @@ from .redmax import RedMaxStepper
 
 STEPPERS: dict[str, Callable[..., Stepper]] = {
     "explicit": ExplicitStepper,                                # ABA + symplectic Euler
-    # RedMax step; the joints' geometric stiffness is on for users (the bare RedMaxStepper keeps the
-    # thesis's step): pcg with the projected block Jacobi PCG, direct sparse LDLᵀ, dense Cholesky
-    "pcg": partial(RedMaxStepper, linear_solver="pcg", geometric_stiffness="joints"),
-    "direct": partial(RedMaxStepper, linear_solver="direct", geometric_stiffness="joints"),
-    "dense": partial(RedMaxStepper, linear_solver="dense", geometric_stiffness="joints"),
+    # RedMax step; the joints' geometric stiffness and the energy guard (energy_guard.py) are on for
+    # users (the bare RedMaxStepper keeps the thesis's step): pcg with the projected block Jacobi PCG,
+    # direct sparse LDLᵀ, dense Cholesky
+    "pcg": partial(RedMaxStepper, linear_solver="pcg", geometric_stiffness="joints", energy_guard=True),
+    "direct": partial(RedMaxStepper, linear_solver="direct", geometric_stiffness="joints", energy_guard=True),
+    "dense": partial(RedMaxStepper, linear_solver="dense", geometric_stiffness="joints", energy_guard=True),
     "baraff": BaraffSceneStepper,                               # maximal coordinates, Lagrange multipliers
     "hard-constraints": HardConstraintStepper,                  # maximal coordinates, impulses (seed 003)
 }

@@ -1,0 +1,120 @@
+"""The energy guard of the RedMax step (engine/solvers/energy_guard.py) and the backward-Euler
+refinement on the incremental potential (engine/solvers/incremental_potential.py), issue #22."""
+import numpy as np
+import pytest
+
+from engine import Simulator
+from engine.energy import kinetic_energy
+from engine.errors import SimulationError
+from engine.model import State
+from engine.scenes import hanging_chain
+from engine.solvers.incremental_potential import IncrementalPotentialStep
+
+
+def test_guard_keeps_a_conservative_chain_below_its_starting_energy():
+    """The thesis's step (no geometric stiffness) diverges on this chain at 1/30 s; with the guard the
+    energy never exceeds E(0) — unless a step lifted the chain above E(0), when the guard stops it
+    (q̇⁺ = 0; the guard cannot move q⁺) — and the guard is what acted."""
+    with pytest.raises(SimulationError):
+        Simulator(hanging_chain(64, damping=0.0), "pcg", dt=1 / 30, geometric_stiffness=False,
+                  energy_guard=False).step(300)
+    sim = Simulator(hanging_chain(64, damping=0.0), "pcg", dt=1 / 30, geometric_stiffness=False)
+    e0, excess = sim.energy(), []
+    for _ in range(300):
+        sim.step(1)
+        if kinetic_energy(sim.model, sim.state.q, sim.state.qd) > 0:
+            excess.append(sim.energy() - e0)
+    assert max(excess) <= 1e-6 * abs(e0)
+    assert sim._stepper._energy_guard.clamped_steps > 0
+
+
+def test_guard_budget_follows_the_joint_dampers():
+    """With damping the budget falls by h Σ c q̇⁺² per step, so the energy stays below E(0) minus that."""
+    sim = Simulator(hanging_chain(32, damping=0.5), "pcg", dt=1 / 30)
+    e0 = sim.energy()
+    sim.step(60)
+    guard = sim._stepper._energy_guard
+    assert guard.budget < e0
+    assert sim.energy() <= guard.budget + 1e-6 * abs(guard.budget)
+
+
+def test_guard_is_off_where_it_does_not_apply():
+    from engine.scenes import rope
+    assert Simulator(rope(8, end="pinned"), "pcg", dt=1 / 30)._stepper._energy_guard is None  # loop closure
+    assert Simulator(hanging_chain(4), "pcg", dt=1 / 30, energy_guard=False)._stepper._energy_guard is None
+
+
+def test_512_link_chain_is_stable_at_30_hz():
+    """Acceptance 1's stability at 512 links (pcg; direct and the swing: ``bench chains``)."""
+    sim = Simulator(hanging_chain(512), "pcg", dt=1 / 30)
+    sim.step(300)
+    assert np.all(np.isfinite(sim.state.qd))
+
+
+def _stepper_with_spring():
+    sc = hanging_chain(8, damping=0.3)
+    z = sc.world_point(3, np.array([0.0, 0.0, -0.1]))
+    sc.add_spring(3, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e3, name="side")
+    return sc, Simulator(sc, "direct", dt=1 / 30, newton_iterations=8)._stepper
+
+
+def test_incremental_potential_gradient_matches_finite_differences():
+    sc, st = _stepper_with_spring()
+    ip = st._newton
+    rng = np.random.default_rng(1)
+    q, qd, u = rng.uniform(-1, 1, 8), rng.uniform(-3, 3, 8), rng.uniform(-3, 3, 8)
+    control = sc.control(0.0)
+    ip.predict(q, qd)
+    _, grad, _ = ip.merit(q, u, control)
+    eps, fd = 1e-6, np.empty(8)
+    for i in range(8):
+        e = np.zeros(8)
+        e[i] = eps
+        fd[i] = (ip.merit(q, u + e, control, False)[0] - ip.merit(q, u - e, control, False)[0]) / (2 * eps)
+    assert np.abs(st.dt * grad - fd).max() < 1e-6 * np.abs(fd).max()
+
+
+def test_newton_on_the_incremental_potential_converges():
+    """From the linear step's rates, Newton with line search reaches a stationary point of Φ (the
+    backward Euler step): its decrement below etol, Φ lower than at the linear step's rates."""
+    sc, st = _stepper_with_spring()
+    assert isinstance(st._newton, IncrementalPotentialStep)
+    rng = np.random.default_rng(2)
+    q, qd = rng.uniform(-1, 1, 8), rng.uniform(-3, 3, 8)
+    control = sc.control(0.0)
+    linear = Simulator(sc, "direct", dt=1 / 30)._stepper.step(State(q.copy(), qd.copy(), 0.0), control).qd
+    out = st.step(State(q.copy(), qd.copy(), 0.0), control).qd
+    ip = st._newton
+    assert ip.iterations >= 1 and not ip.line_search_failed and ip.decrement <= ip.etol
+    ip.predict(q, qd)
+    assert ip.merit(q, out, control, False)[0] < ip.merit(q, linear, control, False)[0]
+
+
+@pytest.mark.parametrize("spring", [False, True])
+def test_guard_energy_equals_the_evaluators(spring):
+    """The guard's energy (one kernel; with a spring and a joint spring, the evaluator's potentials
+    added) against ``ForceEvaluator.energy``."""
+    sc = hanging_chain(16)
+    if spring:
+        z = sc.world_point(7, np.array([0.0, 0.0, -0.1]))
+        sc.add_spring(7, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e3, name="side")
+        sc.joint_stiffness[3] = 50.0
+    st = Simulator(sc, "pcg", dt=1 / 30)._stepper
+    guard = st._energy_guard
+    assert guard._fast is not spring
+    rng = np.random.default_rng(3)
+    q, qd = rng.uniform(-2, 2, 16), rng.uniform(-2, 2, 16)
+    control = sc.control(0.0)
+    assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
+                                                           rel=1e-12, abs=1e-9)
+
+
+def test_guard_on_the_explicit_step():
+    """The explicit step diverges on this chain at 1/30 s; with the guard it stays bounded."""
+    with pytest.raises(SimulationError):
+        Simulator(hanging_chain(64, damping=0.0), "explicit", dt=1 / 30).step(300)
+    sim = Simulator(hanging_chain(64, damping=0.0), "explicit", dt=1 / 30, energy_guard=True)
+    e0 = sim.energy()
+    sim.step(300)
+    kinetic = kinetic_energy(sim.model, sim.state.q, sim.state.qd)
+    assert (sim.energy() <= e0 + 1e-6 * abs(e0) or kinetic == 0) and sim._stepper._energy_guard.clamped_steps > 0
