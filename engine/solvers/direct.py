@@ -46,6 +46,7 @@ import scipy.sparse
 from .sparse_ldl import SparseLDL
 
 BACKENDS = ("pardiso", "cholmod", "ldl", "lapack")
+TUNE_ROUNDS = 3  # interleaved timing rounds when choosing the backend (once per solver)
 LAPACK_MAX_N = 2500  # dense n × n doubles: 50 MB at this size; above it, dense Cholesky is slower than sparse
 
 
@@ -263,25 +264,16 @@ class DirectSolver:
         timed = ", ".join(f"{k} {1e3 * v:.3g} ms" for k, v in sorted(self.tuning.items(), key=lambda kv: kv[1]))
         return f"{self.backend}" + (f" (factor + solve on the first matrix: {timed})" if len(self.tuning) > 1 else "")
 
-    def _same_pattern(self, A) -> bool:
-        if self._pattern is None:
-            return False
-        indptr, indices = self._pattern
-        if A.indptr is indptr and A.indices is indices:
-            return True
-        return np.array_equal(A.indptr, indptr) and np.array_equal(A.indices, indices)
-
     def factor(self, A) -> None:
         """Numeric factorization of A (CSC, symmetric, the full pattern with sorted row indices); analyses A's
-        pattern first when it is not the one analysed last. Raises LinAlgError if A is singular."""
-        if not (scipy.sparse.issparse(A) and A.format == "csc") or A.shape[0] != A.shape[1]:
-            raise ValueError(f"DirectSolver.factor: A must be a square scipy CSC matrix, got {type(A).__name__} "
-                             f"{getattr(A, 'shape', '')}")
-        if not self._same_pattern(A):
-            if not A.has_sorted_indices:
-                A = A.sorted_indices()
-            self._analyse(A)
-        values = np.ascontiguousarray(A.data, dtype=float)
+        pattern first when it is not the one analysed last. Raises LinAlgError if A is singular.
+
+        A pattern is recognised by its index arrays: the same ``indptr``/``indices`` objects (the fast path, a
+        step's cost) or equal ones. Change a pattern by passing new arrays, not by editing them in place."""
+        pat = self._pattern
+        if pat is None or A.indptr is not pat[0] or A.indices is not pat[1]:
+            self._new_pattern(A)
+        values = A.data
         try:
             self._factor.factor(values)
             self._active = self._factor
@@ -293,6 +285,22 @@ class DirectSolver:
             self._ldl_fallback.factor(values)
             self._active = self._ldl_fallback
             self.fallbacks += 1
+
+    def _new_pattern(self, A) -> None:
+        """Checks A; analyses its pattern unless it equals the analysed one (then only adopts the new arrays)."""
+        if not (scipy.sparse.issparse(A) and A.format == "csc") or A.shape[0] != A.shape[1]:
+            raise ValueError(f"DirectSolver.factor: A must be a square scipy CSC matrix, got {type(A).__name__} "
+                             f"{getattr(A, 'shape', '')}")
+        if A.dtype != np.float64:
+            raise ValueError(f"DirectSolver.factor: A must hold float64 values, got {A.dtype}")
+        if not A.has_sorted_indices:
+            raise ValueError("DirectSolver.factor: A's row indices must be sorted within each column "
+                             "(A.sort_indices() first)")
+        pat = self._pattern
+        if pat is not None and np.array_equal(A.indptr, pat[0]) and np.array_equal(A.indices, pat[1]):
+            self._pattern = (A.indptr, A.indices)
+            return
+        self._analyse(A)
 
     def solve(self, b) -> np.ndarray:
         """x = A⁻¹ b for the last factored A; b (n,) or (n, k)."""
@@ -315,28 +323,38 @@ class DirectSolver:
         self._pattern = (A.indptr, A.indices)
 
     def _fastest(self, names, A):
-        """Time factor + solve of each backend on A (one warm-up call, then the best of two); keep the fastest."""
-        values = np.ascontiguousarray(A.data, dtype=float)
+        """Time factor + solve of each backend on A and keep the fastest: one warm-up call (JIT, library
+        start-up), one timed call that drops the backends over twice the best, then ``TUNE_ROUNDS``
+        interleaved rounds of blocks of ~1 ms among the rest, the minimum per call kept."""
+        values = A.data
         b = np.ones(A.shape[0])
-        best, best_time = None, np.inf
+        built = {}
         for name in names:
             try:
                 f = make_backend(name, A, self.perm)
                 self.analyses += 1
-                f.factor(values)  # warm-up: JIT or library start-up
-                f.solve(b)
-            except np.linalg.LinAlgError:  # indefinite for a Cholesky backend: not a candidate for this scene
-                continue
-            seconds = np.inf
-            for _ in range(2):
-                t0 = time.perf_counter()
                 f.factor(values)
                 f.solve(b)
-                seconds = min(seconds, time.perf_counter() - t0)
-            self.tuning[name] = seconds
-            if seconds < best_time:
-                best, best_time = f, seconds
-        if best is None:  # every Cholesky backend failed and "ldl" was not a candidate
-            best = _LDLFactor(A, self.perm)
+            except np.linalg.LinAlgError:  # indefinite for a Cholesky backend: not a candidate for this matrix
+                continue
+            built[name] = f
+        if not built:  # every Cholesky backend failed and "ldl" was not a candidate
             self.analyses += 1
-        return best
+            return _LDLFactor(A, self.perm)
+
+        def per_call(f, k):
+            t0 = time.perf_counter()
+            for _ in range(k):
+                f.factor(values)
+                f.solve(b)
+            return (time.perf_counter() - t0) / k
+
+        first = {name: per_call(f, 1) for name, f in built.items()}
+        fastest = min(first.values())
+        best = {name: t for name, t in first.items() if t <= 2.0 * fastest}
+        block = {name: max(1, min(64, int(1e-3 / max(t, 1e-7)))) for name, t in best.items()}
+        for _ in range(TUNE_ROUNDS):
+            for name in best:
+                best[name] = min(best[name], per_call(built[name], block[name]))
+        self.tuning = {**first, **best}
+        return built[min(best, key=best.get)]
