@@ -27,8 +27,9 @@ everywhere (PARDISO's blocked kernels win on the bridges' dense chain blocks,
 the scalar LDLᵀ on very sparse trees, where PARDISO's per-call overhead
 dominates). ``ldl`` and ``lapack`` need only numpy/scipy/numba, so the solver
 always has a backend. The choice and the tuning times are in ``backend`` and
-``describe()``. A backend that fails on an indefinite matrix (the Cholesky
-ones; ``geometric_stiffness="springs"`` can make M̃ indefinite) hands that
+``describe()``. A backend that fails on an indefinite matrix (PARDISO's SPD
+mode, LAPACK, CHOLMOD when it chose a supernodal Cholesky;
+``geometric_stiffness="springs"`` can make M̃ indefinite) hands that
 factorization to the LDLᵀ, which needs only nonzero pivots (``fallbacks``
 counts those).
 """
