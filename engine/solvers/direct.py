@@ -20,13 +20,16 @@ Backends (all factor the full symmetric CSC matrix A, n × n):
   no analysis at all, and on the thesis's bridges, whose M̃ is half dense,
   faster than any scalar sparse kernel.
 
-``backends="auto"`` (the default) takes every backend that imports here, in
-that order, and on the first pattern times each once (factor + solve, after a
-warm-up call) on the actual matrix, then keeps the fastest: no backend wins
+``backends="auto"`` (the default) takes the backends of ``AUTO_BACKENDS`` that
+import here and on the first pattern times them (factor + solve, interleaved
+rounds after a warm-up call) on the actual matrix, then keeps the fastest: no backend wins
 everywhere (PARDISO's blocked kernels win on the bridges' dense chain blocks,
 the scalar LDLᵀ on very sparse trees, where PARDISO's per-call overhead
 dominates). ``ldl`` and ``lapack`` need only numpy/scipy/numba, so the solver
-always has a backend. The choice and the tuning times are in ``backend`` and
+always has a backend. CHOLMOD is not in ``AUTO_BACKENDS``: its speed is that of
+the system's BLAS and OpenMP (Debian's SuiteSparse 5 here: reference BLAS, and
+two identical factorizations measured 171 vs 790 µs on a loaded machine), so
+it is used only when named (and measured side by side by ``bench direct``). The choice and the tuning times are in ``backend`` and
 ``describe()``. A backend that fails on an indefinite matrix (PARDISO's SPD
 mode, LAPACK, CHOLMOD when it chose a supernodal Cholesky;
 ``geometric_stiffness="springs"`` can make M̃ indefinite) hands that
@@ -47,7 +50,8 @@ import scipy.sparse
 from .sparse_ldl import SparseLDL
 
 BACKENDS = ("pardiso", "cholmod", "ldl", "lapack")
-TUNE_ROUNDS = 3  # interleaved timing rounds when choosing the backend (once per solver)
+AUTO_BACKENDS = ("pardiso", "ldl", "lapack")  # what backends="auto" chooses from (see the module docstring)
+TUNE_ROUNDS = 5  # interleaved timing rounds when choosing the backend (once per solver)
 LAPACK_MAX_N = 2500  # dense n × n doubles: 50 MB at this size; above it, dense Cholesky is slower than sparse
 
 
@@ -238,13 +242,14 @@ class DirectSolver:
     """``factor(A)`` then ``solve(b)`` for symmetric A (scipy CSC, full pattern, n × n); the analysis of a
     pattern is reused until ``factor`` is given a matrix with another pattern.
 
-    backends: "auto" (every installed backend, the fastest chosen by timing them on the first matrix), a name
+    backends: "auto" (the installed ones of ``AUTO_BACKENDS``, the fastest chosen by timing them on the first
+    matrix), a name
     of ``BACKENDS``, or a tuple of names to choose from (the uninstalled ones dropped; e.g. ``("ldl",
     "lapack")`` runs without the optional libraries). perm: the LDLᵀ backend's ordering (n,) (default: natural).
     """
 
     def __init__(self, backends="auto", *, perm=None):
-        names = BACKENDS if backends == "auto" else ((backends,) if isinstance(backends, str) else tuple(backends))
+        names = AUTO_BACKENDS if backends == "auto" else ((backends,) if isinstance(backends, str) else tuple(backends))
         self.candidates = available_backends(names)
         if not self.candidates:
             raise ValueError(f"none of the direct-solver backends {', '.join(names)} is installed")
@@ -325,8 +330,9 @@ class DirectSolver:
 
     def _fastest(self, names, A):
         """Time factor + solve of each backend on A and keep the fastest: one warm-up call (JIT, library
-        start-up), one timed call that drops the backends over twice the best, then ``TUNE_ROUNDS``
-        interleaved rounds of blocks of ~1 ms among the rest, the minimum per call kept."""
+        start-up), one timed call that drops the backends over three times the best, then ``TUNE_ROUNDS``
+        interleaved rounds of blocks of ~2 ms among the rest, the minimum per call kept (a shared machine's
+        slow phases hit all of them alike)."""
         values = A.data
         b = np.ones(A.shape[0])
         built = {}
@@ -352,9 +358,9 @@ class DirectSolver:
 
         first = {name: per_call(f, 1) for name, f in built.items()}
         fastest = min(first.values())
-        best = {name: t for name, t in first.items() if t <= 2.0 * fastest}
-        block = {name: max(1, min(64, int(1e-3 / max(t, 1e-7)))) for name, t in best.items()}
-        for _ in range(TUNE_ROUNDS):
+        best = {name: t for name, t in first.items() if t <= 3.0 * fastest}
+        block = {name: max(1, min(128, int(2e-3 / max(t, 1e-7)))) for name, t in best.items()}
+        for _ in range(TUNE_ROUNDS if len(best) > 1 else 0):
             for name in best:
                 best[name] = min(best[name], per_call(built[name], block[name]))
         self.tuning = {**first, **best}
