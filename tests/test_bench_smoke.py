@@ -59,3 +59,19 @@ def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
     text = (tmp_path / "redmax.md").read_text()
     assert "Side by side with the thesis" in text
     assert (tmp_path / "redmax_iterations.png").exists() and (tmp_path / "redmax_sparsity_umbrella.png").exists()
+
+
+def test_bench_direct_quick_times_every_installed_factorization_side_by_side(tmp_path):
+    from engine.solvers.direct import available_backends
+
+    res = run_cli("bench", "direct", "--quick", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr[-3000:]
+    with open(tmp_path / "direct.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0].keys())[:7] == PINNED
+    expected = {"direct", "splu", *available_backends()} | ({"pardiso_spsolve"} if "pardiso" in available_backends()
+                                                             else set())
+    for scene in ("bridge_rigid", "bridge_flexible_car", "umbrella", "tree", "tree_square"):
+        assert {r["method"] for r in rows if r["scene"] == scene} == expected, scene
+    assert all("backward error" in r["notes"] for r in rows)
+    assert "direct / best" in (tmp_path / "direct.md").read_text()
