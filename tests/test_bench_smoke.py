@@ -45,12 +45,18 @@ def test_unknown_suite_is_a_one_line_error():
     assert res.stderr.strip().count("\n") == 0 and "nosuch" in res.stderr
 
 
-def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
-    res = run_cli("bench", "redmax", "--quick", "--out", str(tmp_path))
+def quick_rows(suite, tmp_path):
+    """Run ``bench SUITE --quick`` into tmp_path; its CSV rows (pinned columns checked)."""
+    res = run_cli("bench", suite, "--quick", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr[-3000:]
-    with open(tmp_path / "redmax.csv") as fh:
+    with open(tmp_path / f"{suite}.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0].keys())[:7] == PINNED
+    return rows
+
+
+def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
+    rows = quick_rows("redmax", tmp_path)
     scenes = {r["scene"] for r in rows}
     assert {"bridge_rigid", "bridge_flexible", "umbrella", "tree", "tree_square"} <= scenes
     assert {r["method"] for r in rows} == {"pcg", "pcg-dual", "direct", "dense"}
@@ -64,11 +70,7 @@ def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
 def test_bench_direct_quick_times_every_installed_factorization_side_by_side(tmp_path):
     from engine.solvers.direct import available_backends
 
-    res = run_cli("bench", "direct", "--quick", "--out", str(tmp_path))
-    assert res.returncode == 0, res.stderr[-3000:]
-    with open(tmp_path / "direct.csv") as fh:
-        rows = list(csv.DictReader(fh))
-    assert list(rows[0].keys())[:7] == PINNED
+    rows = quick_rows("direct", tmp_path)
     expected = {"direct", "splu", *available_backends()} | ({"pardiso_spsolve"} if "pardiso" in available_backends()
                                                              else set())
     for scene in ("bridge_rigid", "bridge_flexible_car", "umbrella", "tree", "tree_square"):
