@@ -51,7 +51,8 @@ from .sparse_ldl import SparseLDL
 
 BACKENDS = ("pardiso", "cholmod", "ldl", "lapack")
 AUTO_BACKENDS = ("pardiso", "ldl", "lapack")  # what backends="auto" chooses from (see the module docstring)
-TUNE_ROUNDS = 5  # interleaved timing rounds when choosing the backend (once per solver)
+TUNE_ROUNDS = 5  # interleaved timing rounds (at least) when choosing the backend, once per solver
+TUNE_BUDGET = 0.05  # s: more rounds (up to 10 × TUNE_ROUNDS) while they fit
 LAPACK_MAX_N = 2500  # dense n × n doubles: 50 MB at this size; above it, dense Cholesky is slower than sparse
 
 
@@ -330,9 +331,10 @@ class DirectSolver:
 
     def _fastest(self, names, A):
         """Time factor + solve of each backend on A and keep the fastest: one warm-up call (JIT, library
-        start-up), one timed call that drops the backends over three times the best, then ``TUNE_ROUNDS``
-        interleaved rounds of blocks of ~2 ms among the rest, the minimum per call kept (a shared machine's
-        slow phases hit all of them alike)."""
+        start-up), one timed call that drops the backends over three times the best, then interleaved rounds
+        of one call each among the rest (at least ``TUNE_ROUNDS``, more while they fit in ``TUNE_BUDGET``
+        seconds), the minimum kept: on a shared machine the fastest single call is the one least disturbed,
+        and interleaving lets slow phases hit every backend alike."""
         values = A.data
         b = np.ones(A.shape[0])
         built = {}
@@ -349,19 +351,18 @@ class DirectSolver:
             self.analyses += 1
             return _LDLFactor(A, self.perm)
 
-        def per_call(f, k):
+        def one_call(f):
             t0 = time.perf_counter()
-            for _ in range(k):
-                f.factor(values)
-                f.solve(b)
-            return (time.perf_counter() - t0) / k
+            f.factor(values)
+            f.solve(b)
+            return time.perf_counter() - t0
 
-        first = {name: per_call(f, 1) for name, f in built.items()}
+        first = {name: one_call(f) for name, f in built.items()}
         fastest = min(first.values())
         best = {name: t for name, t in first.items() if t <= 3.0 * fastest}
-        block = {name: max(1, min(128, int(2e-3 / max(t, 1e-7)))) for name, t in best.items()}
-        for _ in range(TUNE_ROUNDS if len(best) > 1 else 0):
+        rounds = 0 if len(best) == 1 else max(TUNE_ROUNDS, min(10 * TUNE_ROUNDS, int(TUNE_BUDGET / sum(best.values()))))
+        for _ in range(rounds):
             for name in best:
-                best[name] = min(best[name], per_call(built[name], block[name]))
+                best[name] = min(best[name], one_call(built[name]))
         self.tuning = {**first, **best}
         return built[min(best, key=best.get)]
