@@ -53,6 +53,7 @@ BACKENDS = ("pardiso", "cholmod", "ldl", "lapack")
 AUTO_BACKENDS = ("pardiso", "ldl", "lapack")  # what backends="auto" chooses from (see the module docstring)
 TUNE_ROUNDS = 5  # interleaved timing rounds (at least) when choosing the backend, once per solver
 TUNE_BUDGET = 0.05  # s: more rounds (up to 10 × TUNE_ROUNDS) while they fit
+PARDISO_THREADS = 1  # like every engine kernel (see _PardisoFactor)
 LAPACK_MAX_N = 2500  # dense n × n doubles: 50 MB at this size; above it, dense Cholesky is slower than sparse
 
 
@@ -92,7 +93,10 @@ def mkl_threads(n: int = 1):
 
 # ------------------------------------------------------------------ backends
 class _PardisoFactor:
-    """PARDISO, real SPD (mtype 2): phase 11 here (ordering + symbolic), 22 per factor, 33 per solve."""
+    """PARDISO, real SPD (mtype 2): phase 11 here (ordering + symbolic), 22 per factor, 33 per solve.
+
+    Runs on ``PARDISO_THREADS`` MKL threads, set thread-locally around each call (MKL's global setting is
+    left alone): on this 2-core shared machine two threads made a 1023-dof bridge step 1.7× slower."""
 
     name = "pardiso"
     MTYPE = 2
@@ -101,6 +105,7 @@ class _PardisoFactor:
         import pypardiso
 
         self._pardiso = pypardiso.ps._mkl_pardiso  # the library's entry point, argtypes set by pypardiso
+        self._set_local_threads = pypardiso.ps.libmkl.MKL_Set_Num_Threads_Local
         n = A.shape[0]
         # CSC column j, rows i ≥ j, read as CSR row j: the upper triangle PARDISO wants for symmetric types
         col = np.repeat(np.arange(n), np.diff(A.indptr))
@@ -122,6 +127,7 @@ class _PardisoFactor:
 
         i32 = ctypes.POINTER(ctypes.c_int32)
         err = ctypes.c_int32(0)
+        previous = self._set_local_threads(PARDISO_THREADS)
         self._pardiso(self._pt.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), ctypes.byref(ctypes.c_int32(1)),
                       ctypes.byref(ctypes.c_int32(1)), ctypes.byref(ctypes.c_int32(self.MTYPE)),
                       ctypes.byref(ctypes.c_int32(phase)), ctypes.byref(ctypes.c_int32(self.n)),
@@ -129,6 +135,7 @@ class _PardisoFactor:
                       self._ja.ctypes.data_as(i32), self._perm.ctypes.data_as(i32), ctypes.byref(ctypes.c_int32(nrhs)),
                       self._iparm.ctypes.data_as(i32), ctypes.byref(ctypes.c_int32(0)),
                       b.ctypes.data_as(ctypes.c_void_p), x.ctypes.data_as(ctypes.c_void_p), ctypes.byref(err))
+        self._set_local_threads(previous)
         if err.value == -4 and phase == 22:  # a zero or negative pivot: not positive definite
             raise np.linalg.LinAlgError("PARDISO (SPD): the matrix is not positive definite")
         if err.value != 0:
