@@ -368,8 +368,9 @@ class DirectSolver:
         fastest = min(first.values())
         best = {name: t for name, t in first.items() if t <= 3.0 * fastest}
         rounds = 0 if len(best) == 1 else max(TUNE_ROUNDS, min(10 * TUNE_ROUNDS, int(TUNE_BUDGET / sum(best.values()))))
-        for _ in range(rounds):
-            for name in best:
+        order = list(best)
+        for r in range(rounds):  # alternate the order: a library's idle threads slow whatever runs next
+            for name in (order if r % 2 == 0 else order[::-1]):
                 best[name] = min(best[name], one_call(built[name]))
         self.tuning = {**first, **best}
         return built[min(best, key=best.get)]
