@@ -58,6 +58,9 @@ REUSED = ("pardiso", "cholmod", "ldl", "lapack")  # contenders whose analysis is
 INSTALL = {"pardiso": "pip install -e '.[direct]' (pypardiso + MKL)",
            "cholmod": "apt-get install libsuitesparse-dev; pip install 'scikit-sparse<0.5' (SuiteSparse 5)"}
 
+STEP_CASES = (("bridge_rigid", 1023), ("bridge_flexible_car", 511), ("umbrella", 48), ("tree", 10))
+STEP_QUICK = (("bridge_rigid", 15), ("tree", 3))
+
 CASES = {  # scene: (scene of size n, sizes, --quick sizes)
     "bridge_rigid": (lambda n: scenes.bridge(n, 0, car_mass=NORMAL_CAR), (127, 511, 1023, 2047), (15,)),
     "bridge_flexible_car": (lambda n: scenes.bridge(n, n, car_mass=NORMAL_CAR), (63, 255, 511), (7,)),
@@ -188,7 +191,42 @@ def run_direct(quick: bool = False, **_ignored) -> SuiteResult:
             missing = [f"{k}: {v}" for k, v in notes.items() if k not in calls]
             if missing:
                 rows[-1].notes += "; " + "; ".join(missing)
-    return SuiteResult(rows, _ratios_text(rows), min_fit=100)
+        rows += _step_rows(quick, timing)
+    factorizations = [r for r in rows if not r.method.startswith("step_")]
+    result = SuiteResult(rows, _ratios_text(factorizations) + _step_text(rows), min_fit=100)
+    result.loglog_scenes = set(CASES)  # no log-log plots or slopes of the two-point step comparisons
+    return result
+
+
+def _step_rows(quick: bool, timing: dict) -> list:
+    """Whole RedMax steps, PCG against ``direct``, interleaved in one process (``scene_step`` rows)."""
+    rows = []
+    for scene_name, n in Progress(STEP_QUICK if quick else STEP_CASES, f"bench {SUITE}: steps"):
+        sims = {m: Simulator(CASES[scene_name][0](n), m, dt=DT) for m in ("pcg", "direct")}  # a scene each
+        dofs = sims["pcg"].state.qd.shape[0]
+        for sim in sims.values():
+            sim.step(WARM_STEPS)  # compilation, the direct solver's choice, cables taut
+        samples, block = interleaved_rounds({f"step_{m}": sim.step for m, sim in sims.items()},
+                                            **{**timing, "rounds": min(timing["rounds"], 15)})
+        ratio = float(np.median(samples["step_direct"] / samples["step_pcg"]))
+        for method, t in samples.items():
+            note = sims["direct"]._stepper.direct_solver.describe() if method == "step_direct" else ""
+            rows.append(Row(SUITE, f"{scene_name}_step", method, n, dofs, float(t.min()), 0,
+                            repeats=block[method] * len(t), notes=note, extra={"direct_over_pcg": ratio}))
+    return rows
+
+
+def _step_text(rows) -> str:
+    by = {}
+    for r in rows:
+        if r.method.startswith("step_"):
+            by.setdefault((r.scene, r.n, r.dofs), {})[r.method] = r
+    body = [[scene.removesuffix("_step"), n, dofs, format_seconds(g["step_pcg"].seconds_per_step),
+             format_seconds(g["step_direct"].seconds_per_step), g["step_direct"].notes.split(" ")[0],
+             f"{g['step_direct'].extra['direct_over_pcg']:.2f}"] for (scene, n, dofs), g in by.items()]
+    return ("\n## Whole steps: PCG against `direct`, interleaved (minimum per step; ratio: median of within-round "
+            "ratios)\n\n" + markdown_table(["scene", "n", "dofs", "PCG step", "direct step", "direct used",
+                                              "direct / PCG"], body) + "\n")
 
 
 def _paired_ratios(samples: dict, direct_note: str) -> dict:
