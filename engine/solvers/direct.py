@@ -52,7 +52,7 @@ from .sparse_ldl import SparseLDL
 BACKENDS = ("pardiso", "cholmod", "ldl", "lapack")
 AUTO_BACKENDS = ("pardiso", "ldl", "lapack")  # what backends="auto" chooses from (see the module docstring)
 TUNE_ROUNDS = 5  # interleaved timing rounds (at least) when choosing the backend, once per solver
-TUNE_BUDGET = 0.05  # s: more rounds (up to 10 × TUNE_ROUNDS) while they fit
+TUNE_BUDGET = 0.15  # s: more rounds (up to 12 × TUNE_ROUNDS) while they fit
 PARDISO_THREADS = 1  # like every engine kernel (see _PardisoFactor)
 LAPACK_MAX_N = 2500  # dense n × n doubles: 50 MB at this size; above it, dense Cholesky is slower than sparse
 
@@ -367,7 +367,7 @@ class DirectSolver:
         first = {name: one_call(f) for name, f in built.items()}
         fastest = min(first.values())
         best = {name: t for name, t in first.items() if t <= 3.0 * fastest}
-        rounds = 0 if len(best) == 1 else max(TUNE_ROUNDS, min(10 * TUNE_ROUNDS, int(TUNE_BUDGET / sum(best.values()))))
+        rounds = 0 if len(best) == 1 else max(TUNE_ROUNDS, min(12 * TUNE_ROUNDS, int(TUNE_BUDGET / sum(best.values()))))
         order = list(best)
         for r in range(rounds):  # alternate the order: a library's idle threads slow whatever runs next
             for name in (order if r % 2 == 0 else order[::-1]):
