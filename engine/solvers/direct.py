@@ -367,7 +367,8 @@ class DirectSolver:
         first = {name: one_call(f) for name, f in built.items()}
         fastest = min(first.values())
         best = {name: t for name, t in first.items() if t <= 3.0 * fastest}
-        rounds = 0 if len(best) == 1 else max(TUNE_ROUNDS, min(12 * TUNE_ROUNDS, int(TUNE_BUDGET / sum(best.values()))))
+        affordable = int(TUNE_BUDGET / sum(best.values()))
+        rounds = 0 if len(best) == 1 else max(TUNE_ROUNDS, min(12 * TUNE_ROUNDS, affordable))
         order = list(best)
         for r in range(rounds):  # alternate the order: a library's idle threads slow whatever runs next
             for name in (order if r % 2 == 0 else order[::-1]):
