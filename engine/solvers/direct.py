@@ -27,10 +27,11 @@ everywhere (PARDISO's blocked kernels win on the bridges' dense chain blocks,
 the scalar LDLᵀ on very sparse trees, where PARDISO's per-call overhead
 dominates). ``ldl`` and ``lapack`` need only numpy/scipy/numba, so the solver
 always has a backend. CHOLMOD is not in ``AUTO_BACKENDS``: its speed is that of
-the system's BLAS and OpenMP (Debian's SuiteSparse 5 here: reference BLAS, and
-two identical factorizations measured 171 vs 790 µs on a loaded machine), so
-it is used only when named (and measured side by side by ``bench direct``). The choice and the tuning times are in ``backend`` and
-``describe()``. A backend that fails on an indefinite matrix (PARDISO's SPD
+the system's BLAS and OpenMP (Debian's SuiteSparse 5 here: reference BLAS), and
+its idle OpenMP threads spin after each call and slow whatever runs next (two
+identical factorizations in a row: 171 then 790 µs), so it is used only when
+named (and measured side by side by ``bench direct``, OpenMP on one thread).
+The choice and the tuning times are in ``backend`` and ``describe()``. A backend that fails on an indefinite matrix (PARDISO's SPD
 mode, LAPACK, CHOLMOD when it chose a supernodal Cholesky;
 ``geometric_stiffness="springs"`` can make M̃ indefinite) hands that
 factorization to the LDLᵀ, which needs only nonzero pivots (``fallbacks``
