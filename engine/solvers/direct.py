@@ -31,7 +31,8 @@ the system's BLAS and OpenMP (Debian's SuiteSparse 5 here: reference BLAS), and
 its idle OpenMP threads spin after each call and slow whatever runs next (two
 identical factorizations in a row: 171 then 790 µs), so it is used only when
 named (and measured side by side by ``bench direct``, OpenMP on one thread).
-The choice and the tuning times are in ``backend`` and ``describe()``. A backend that fails on an indefinite matrix (PARDISO's SPD
+The choice and the tuning times are in ``backend`` and ``describe()``. A
+backend that fails on an indefinite matrix (PARDISO's SPD
 mode, LAPACK, CHOLMOD when it chose a supernodal Cholesky;
 ``geometric_stiffness="springs"`` can make M̃ indefinite) hands that
 factorization to the LDLᵀ, which needs only nonzero pivots (``fallbacks``
