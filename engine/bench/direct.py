@@ -132,15 +132,13 @@ def check(A, b, solutions: dict) -> dict:
 
 def interleaved_rounds(calls: dict, *, min_time: float, rounds: int) -> tuple[dict, dict]:
     """({name: per-call seconds in each round (rounds,)}, {name: calls per block}): each contender's block
-    doubled until it lasts ≥ min_time, then ``rounds`` rounds each timing one block of every contender, in
+    long enough to last about min_time (from its fastest of three single calls), then ``rounds`` rounds each timing one block of every contender, in
     a shuffled order (a library's idle threads can slow whatever runs right after it)."""
     block = {}
     for name, fn in calls.items():
-        fn()
-        k = 1
-        while _block_seconds(fn, k) < min_time and k < 1_000_000:
-            k *= 2
-        block[name] = k
+        fn()  # warm-up
+        one = min(_block_seconds(fn, 1) for _ in range(3))
+        block[name] = max(1, min(1_000_000, math.ceil(min_time / max(one, 1e-9))))
     samples = {name: np.empty(rounds) for name in calls}
     names = list(calls)
     order = np.random.default_rng(0)

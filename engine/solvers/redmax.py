@@ -28,9 +28,9 @@ Jacobi preconditioner P, the same for all solvers) removes the remaining drift.
 
 Linear solvers: ``"pcg"`` (projected block Jacobi preconditioned CG, never
 forming J), ``"direct"`` (M̃ assembled each step on its fixed structural pattern and
-factored by ``direct.DirectSolver``: symmetric factorization, analysis once, the fastest of
-PARDISO / CHOLMOD / the engine's LDLᵀ (rows ordered leaf-to-root so the tree part has no
-fill-in) / dense LAPACK that is installed; ``direct_backends`` restricts the choice),
+factored by ``direct.DirectSolver``: symmetric factorization, analysis once, the fastest
+installed of PARDISO / the engine's LDLᵀ (rows ordered leaf-to-root so the tree part has no
+fill-in) / dense LAPACK; ``direct_backends`` restricts or names the choice, CHOLMOD included),
 ``"dense"`` (dense M̃, LAPACK Cholesky).
 """
 from __future__ import annotations
@@ -64,6 +64,7 @@ from .direct import DirectSolver
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
 CLOSURE_METHODS = ("projected", "dual")
 PARALLEL_MIN_DOFS = 200  # below this, one PCG solve is cheaper than a thread hand-off
+
 
 @kernel
 def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, pf_body, pf_K, A, coupling):
