@@ -45,12 +45,18 @@ def test_unknown_suite_is_a_one_line_error():
     assert res.stderr.strip().count("\n") == 0 and "nosuch" in res.stderr
 
 
-def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
-    res = run_cli("bench", "redmax", "--quick", "--out", str(tmp_path))
+def quick_rows(suite, tmp_path):
+    """Run ``bench SUITE --quick`` into tmp_path; its CSV rows (pinned columns checked)."""
+    res = run_cli("bench", suite, "--quick", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr[-3000:]
-    with open(tmp_path / "redmax.csv") as fh:
+    with open(tmp_path / f"{suite}.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0].keys())[:7] == PINNED
+    return rows
+
+
+def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
+    rows = quick_rows("redmax", tmp_path)
     scenes = {r["scene"] for r in rows}
     assert {"bridge_rigid", "bridge_flexible", "umbrella", "tree", "tree_square"} <= scenes
     assert {r["method"] for r in rows} == {"pcg", "pcg-dual", "direct", "dense"}
@@ -59,3 +65,18 @@ def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
     text = (tmp_path / "redmax.md").read_text()
     assert "Side by side with the thesis" in text
     assert (tmp_path / "redmax_iterations.png").exists() and (tmp_path / "redmax_sparsity_umbrella.png").exists()
+
+
+def test_bench_direct_quick_times_every_installed_factorization_side_by_side(tmp_path):
+    from engine.solvers.direct import available_backends
+
+    rows = quick_rows("direct", tmp_path)
+    steps = [r for r in rows if r["method"].startswith("step_")]  # whole steps, PCG against direct
+    assert {(r["scene"], r["method"]) for r in steps} >= {("tree_step", "step_pcg"), ("tree_step", "step_direct")}
+    rows = [r for r in rows if r not in steps]
+    expected = {"direct", "splu", *available_backends()} | ({"pardiso_spsolve"} if "pardiso" in available_backends()
+                                                             else set())
+    for scene in ("bridge_rigid", "bridge_flexible_car", "umbrella", "tree", "tree_square"):
+        assert {r["method"] for r in rows if r["scene"] == scene} == expected, scene
+    assert all("backward error" in r["notes"] for r in rows)
+    assert "direct / best" in (tmp_path / "direct.md").read_text()

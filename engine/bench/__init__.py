@@ -12,6 +12,7 @@ from . import report
 from .algorithms import run_algorithms
 from .baraff import run_baraff
 from .chains import run_chains
+from .direct import run_direct
 from .hard_constraints import run_hard_constraints
 from .minv import run_minv
 from .peers import run_peers
@@ -19,7 +20,8 @@ from .redmax import run_redmax
 from .spd import run_spd
 
 SUITES = {"algorithms": run_algorithms, "redmax": run_redmax, "spd": run_spd, "baraff": run_baraff, "minv": run_minv,
-          "hard-constraints": run_hard_constraints, "chains": run_chains, "peers": run_peers}
+          "hard-constraints": run_hard_constraints, "chains": run_chains, "peers": run_peers,
+          "direct": run_direct}
 
 
 def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) -> dict:

@@ -4,9 +4,11 @@ For each scene family and size, each solver simulates ``sim_time`` seconds of
 scene time at dt = 1/60 s (after one warm-up step that absorbs compilation).
 Methods: ``pcg`` (ours: loop closures by one projected CG run), ``pcg-dual``
 (the thesis's Eq. 3.2: l + 1 PCG solves per step; scenes with closures only),
-``direct`` (sparse LDLᵀ, or PARDISO when installed) and ``dense``;
+``direct`` (``engine.solvers.direct.DirectSolver``: the fastest symmetric
+factorization installed, analysis once; its choice is in ``notes``) and ``dense``;
 ``seconds_per_step`` is the wall time per step and ``iterations`` the mean PCG
-iterations per step (the most any linear solve of the step needed). A run
+iterations per step (the most any linear solve of the step needed). BLAS and
+MKL (PARDISO) run on one thread. A run
 that would exceed ``RUN_BUDGET`` seconds of wall time stops early and says so
 in ``notes`` (its per-step time is still an average over many steps). The
 dense solver runs only up to ``DENSE_MAX_DOFS``. Slopes are fitted on the
@@ -26,6 +28,7 @@ from .. import scenes
 from ..scenes.bridge import NORMAL_CAR
 from ..errors import SimulationError
 from ..simulator import Simulator
+from ..solvers.direct import mkl_threads
 from ..solvers.redmax import RedMaxStepper
 from .report import Progress, Row, SuiteResult, group_rows, markdown_table, plot_loglog, slopes
 
@@ -75,6 +78,8 @@ def _simulate(scene, method, sim_time):
             note = f"stopped after {steps + 1} of {target + 1} steps (time budget)"
             break
     seconds = (time.perf_counter() - t0) / steps
+    if method == "direct":  # which factorization the run used
+        note = "; ".join(x for x in (sim._stepper.direct_solver.describe(), note) if x)
     its = float(np.mean(sim.stats.iterations[1:])) if solver == "pcg" else 0.0
     if not np.isfinite(sim.state.q).all():  # the Simulator raises first; this guards the report
         raise RuntimeError(f"{scene.name}: {method} produced a non-finite state")
@@ -82,6 +87,11 @@ def _simulate(scene, method, sim_time):
 
 
 def run_redmax(quick: bool = False, sim_time: float | None = None) -> SuiteResult:
+    with mkl_threads(1):
+        return _run_redmax(quick, sim_time)
+
+
+def _run_redmax(quick: bool, sim_time: float | None) -> SuiteResult:
     sim_time = sim_time if sim_time is not None else (0.2 if quick else 5.0)
     cases = [(fam, n) for fam, (_, full, small) in FAMILIES.items() for n in (small if quick else full)]
     rows, patterns, diverged = [], {}, []

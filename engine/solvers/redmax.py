@@ -31,11 +31,11 @@ post-stabilization projection of q⁺ (Newton steps in the metric of the block
 Jacobi preconditioner P, the same for all solvers) removes the remaining drift.
 
 Linear solvers: ``"pcg"`` (projected block Jacobi preconditioned CG, never
-forming J), ``"direct"`` (M̃ assembled each step and factored by a sparse LDLᵀ whose
-symbolic analysis — elimination tree and column counts of the fixed
-structural pattern — is done once; rows ordered leaf-to-root so the tree part
-has no fill-in; PARDISO via pypardiso instead when installed), ``"dense"`` (dense
-M̃, LAPACK Cholesky).
+forming J), ``"direct"`` (M̃ assembled each step on its fixed structural pattern and
+factored by ``direct.DirectSolver``: symmetric factorization, analysis once, the fastest
+installed of PARDISO / the engine's LDLᵀ (rows ordered leaf-to-root so the tree part has no
+fill-in) / dense LAPACK; ``direct_backends`` restricts or names the choice, CHOLMOD included),
+``"dense"`` (dense M̃, LAPACK Cholesky).
 """
 from __future__ import annotations
 
@@ -66,16 +66,11 @@ from .incremental_potential import make_refinement
 from .reduced_operators import system_product
 from .redmax_step import (assemble_blocks, assemble_step_system, force_arrays, pcg_step,  # noqa: F401
                           system_arrays, tension_arrays)
-from .sparse_ldl import SparseLDL
+from .direct import DirectSolver
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
 CLOSURE_METHODS = ("projected", "dual")
 PARALLEL_MIN_DOFS = 200  # below this, one PCG solve is cheaper than a thread hand-off
-
-try:  # PARDISO, as in the thesis, when available
-    import pypardiso as _pypardiso
-except Exception:  # pragma: no cover - optional
-    _pypardiso = None
 
 
 @kernel
@@ -157,7 +152,8 @@ class RedMaxStepper:
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
                  ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness=False,
                  threads: int = 2, closure_method: str = "projected", contact: dict | None = None,
-                 limits: dict | None = None, newton_iterations: int = 0, energy_guard: bool = False):
+                 limits: dict | None = None, newton_iterations: int = 0, energy_guard: bool = False,
+                 direct_backends="auto"):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         if closure_method not in CLOSURE_METHODS:
@@ -192,6 +188,8 @@ class RedMaxStepper:
         self._no_rows = np.zeros((0, nv))
         self._closures = closure_arrays(scene.loop_closures)  # fixed for the stepper's lifetime
         self._csc = None
+        self.direct_backends = direct_backends  # DirectSolver's backends= ("auto": the fastest installed)
+        self.direct_solver = None  # built with the structural pattern
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
         self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
@@ -359,7 +357,8 @@ class RedMaxStepper:
                 pat = scipy.sparse.csc_matrix((np.ones(len(keys)), indices, indptr), shape=(nv, nv))
                 perm = scipy.sparse.csgraph.reverse_cuthill_mckee(pat, symmetric_mode=True)
             self._csc = (indices, col_of)
-            self._ldl = SparseLDL(indptr, indices, nv, perm)
+            self._direct_matrix = scipy.sparse.csc_matrix((self._values, indices, indptr), shape=(nv, nv))
+            self.direct_solver = DirectSolver(self.direct_backends, perm=perm)
         return self._csc
 
     def assemble_sparse_values(self):
@@ -375,21 +374,12 @@ class RedMaxStepper:
         return v
 
     def _factor_sparse(self):
-        """Numeric LDLᵀ on the fixed pattern (symbolic analysis done once), or PARDISO."""
-        values = self.assemble_sparse_values()
-        if _pypardiso is not None:
-            rows, cols = self._csc
-            nv = self.model.nv
-            self._lu = ("pardiso", scipy.sparse.csr_matrix((values, (rows, cols)), shape=(nv, nv)))
-        else:
-            self._ldl.factor(values)
-            self._lu = ("ldl", self._ldl)
+        """Numeric factorization of M̃ on the fixed pattern (its analysis done on the first step)."""
+        self._direct_matrix.data = self.assemble_sparse_values()  # same index arrays: the analysis is reused
+        self.direct_solver.factor(self._direct_matrix)
 
     def _sparse_solve(self, b, x0):
-        kind, lu = self._lu
-        if kind == "pardiso":  # pypardiso squeezes 1 × 1 results to scalars
-            return np.asarray(_pypardiso.spsolve(lu, np.ascontiguousarray(b)), dtype=float).reshape(b.shape), 0
-        return lu.solve(b), 0
+        return self.direct_solver.solve(b), 0
 
     # --------------------------------------------------------------- step
     def step(self, state, control):
@@ -494,7 +484,7 @@ class RedMaxStepper:
         if self.linear_solver != "pcg":
             if self.linear_solver == "dense":
                 return scipy.linalg.cho_solve(self._chol, B, check_finite=False), [0] * B.shape[1]
-            return np.column_stack([self._sparse_solve(B[:, k], None)[0] for k in range(B.shape[1])]), [0] * B.shape[1]
+            return self.direct_solver.solve(B), [0] * B.shape[1]
         l = B.shape[1]
         if self.threads == 1 or l < 2 or self.model.nv < PARALLEL_MIN_DOFS:  # hand-off costs more than small solves
             cols = [self._pcg(B[:, k], X0[:, k]) for k in range(l)]
