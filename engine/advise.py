@@ -25,6 +25,7 @@ import numpy as np
 from .energy import kinetic_energy
 from .errors import SimulationError
 from .simulator import Simulator
+from .solvers.registry import STEPPERS
 
 SOLVERS = ("explicit", "pcg", "direct", "dense")  # what the advisor chooses between
 SUBSTEPS = (1, 2, 4, 8, 16, 32, 64)  # the substep ladder tried (steps per frame)
@@ -35,6 +36,10 @@ PROBE_FRAMES = 1  # frames each solver runs before the cost-ordered search: one 
 ADVANTAGE = 1.2  # once a setting is stable, another is tried only if predicted this many times cheaper: a
 #                 closer call is within the timings' noise, and trying both would cost more than it could save
 SAME_STATE = 1e-6  # relative state difference below which two solvers' probes took the same steps
+PROBE_ADVANTAGE = 1.5  # a solver sharing a probed solver's step (pcg, direct, dense: one RedMax step, three linear
+#                        solves) is probed only if, with its linear solve free, it could be this many times cheaper
+#                        than the best stable setting: short of that the pick is within 1.5× of it whatever it costs
+SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
 
@@ -61,7 +66,10 @@ class Run:
     first_step_seconds: float = 0.0
     recent_cpu_seconds: float = 0.0
     recent_steps: int = 0
-    frame_costs: list = field(default_factory=list, repr=False)  # (CPU s, timed steps) per frame with timed steps
+    frame_costs: list = field(default_factory=list, repr=False)  # (CPU s, timed steps, wall s, solve wall s) per frame
+    recent_wall_seconds: float = 0.0
+    recent_solve_seconds: float = 0.0
+    first_solve_share: float = math.nan  # of the first step's wall time, the share in its linear solve
     mean_iterations: float = 0.0
     max_iterations: int = 0
     unconverged_steps: int = 0
@@ -96,6 +104,12 @@ class Run:
         return self.steady_seconds_per_step * self.substeps
 
     @property
+    def solve_share(self) -> float:
+        """Fraction of the later half's step time spent in the linear solve (``StepStats.solve_seconds``):
+        the rest of the step is the same for every linear solver of the same stepper (nan before any)."""
+        return self.recent_solve_seconds / self.recent_wall_seconds if self.recent_wall_seconds > 0 else math.nan
+
+    @property
     def relative_energy_rise(self) -> float:
         return self.energy_rise / self.energy_scale if self.energy_scale > 0 else 0.0
 
@@ -103,7 +117,7 @@ class Run:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d.update(stable=self.stable, seconds_per_frame=self.seconds_per_frame,
                  steady_seconds_per_frame=self.steady_seconds_per_frame,
-                 relative_energy_rise=self.relative_energy_rise)
+                 relative_energy_rise=self.relative_energy_rise, solve_share=self.solve_share)
         return d
 
 
@@ -139,6 +153,7 @@ class Trial:
         self.run = Run(solver, int(substeps), self.dt)
         self.passive = not scene.controllers
         self._seen = self._its_sum = 0
+        self.first_state = None  # (q, q̇) concatenated after the first frame: how this solver steps (see Advisor)
         self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
         # lazy_kinetic: the kinetic energy (for the scale) only when the rise would fail against the scale known
         # so far; a smaller scale only makes the verdict stricter, never wrongly stable (the advisor's trials)
@@ -156,30 +171,32 @@ class Trial:
             if not r.stable:
                 break
             w0, c0 = time.perf_counter(), time.process_time()
+            wt, s0, n = w0, sim.stats.solve_seconds, r.substeps
             try:
                 if r.steps == 0:  # the first step pays compilation / first factorization: kept apart
                     sim.step(1)
                     r.first_step_seconds = time.process_time() - c0
-                    c0 = time.process_time()
-                    if r.substeps > 1:
-                        sim.step(r.substeps - 1)
-                        r.timed_steps += r.substeps - 1
-                else:
-                    sim.step(r.substeps)
-                    r.timed_steps += r.substeps
+                    r.first_solve_share = (sim.stats.solve_seconds - s0) / max(time.perf_counter() - w0, 1e-12)
+                    c0, wt, s0, n = time.process_time(), time.perf_counter(), sim.stats.solve_seconds, r.substeps - 1
+                if n:
+                    sim.step(n)
+                    r.timed_steps += n
             except SimulationError as err:
                 r.verdict, r.detail = "diverged", str(err).split(";")[0]
-            cpu = time.process_time() - c0
+            cpu, now = time.process_time() - c0, time.perf_counter()
             r.cpu_seconds += cpu
-            r.wall_seconds += time.perf_counter() - w0
-            if r.verdict != "diverged" and r.timed_steps:
-                self.run.frame_costs.append((cpu, r.substeps if r.steps else r.substeps - 1))
-                recent = self.run.frame_costs[len(self.run.frame_costs) // 2:]  # the later half of the timed frames
-                r.recent_cpu_seconds, r.recent_steps = sum(c for c, _ in recent), sum(n for _, n in recent)
+            r.wall_seconds += now - w0
+            if r.verdict != "diverged" and n:
+                r.frame_costs.append((cpu, n, now - wt, sim.stats.solve_seconds - s0))
+                recent = r.frame_costs[len(r.frame_costs) // 2:]  # the later half of the timed frames
+                r.recent_cpu_seconds, r.recent_steps = sum(f[0] for f in recent), sum(f[1] for f in recent)
+                r.recent_wall_seconds, r.recent_solve_seconds = sum(f[2] for f in recent), sum(f[3] for f in recent)
             r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
             if r.verdict == "diverged":
                 break
             r.frames += 1
+            if r.frames == 1:
+                self.first_state = np.concatenate([sim.state.q, sim.state.qd])
             self._measure()
             r.verdict, r.detail = judge(r, passive=self.passive)
         return r
@@ -212,6 +229,13 @@ class Trial:
         if not self.lazy_kinetic or r.energy_rise > ENERGY_RISE * r.energy_scale:
             self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
             r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
+
+
+def _family(solver) -> object:
+    """The stepper class behind a solver name: solvers built by the same class (pcg, direct, dense: the RedMax
+    step) run the same step but for the part that class times as its linear solve (StepStats.solve_seconds)."""
+    maker = STEPPERS[solver]
+    return getattr(maker, "func", maker)
 
 
 _WARMED: set = set()  # (solver, scene features) whose kernels this process has run: see Advisor.warm_up
@@ -299,6 +323,7 @@ class Advisor:
         self.skipped: list = []
         self.abandoned: set = set()  # (solver, substeps) trials stopped once measured slower than the pick
         self.same_steps: dict = {}  # solver -> (solver it steps like, largest state difference, cost ratio)
+        self.deferred: dict = {}  # solver not probed yet -> the probed solver whose stepper it shares (_family)
         self._start_energy = None
         self.warmup_seconds = 0.0
         self.advice: Advice | None = None
@@ -314,23 +339,34 @@ class Advisor:
             self.order.append(key)
         return self.trials[key]
 
-    def _merge_same_steps(self):
-        """Solvers whose probes reached the same state (to SAME_STATE, relative) take the same steps, so
-        they share every stability verdict: a setting found unstable for one is not tried for the others.
-        Measured, not assumed: solvers that step differently stay apart. Each keeps its own cost."""
-        probes = [(sv, t) for (sv, s), t in self.trials.items()
-                  if s == self.ladder[0] and t.run.stable and t.run.frames == PROBE_FRAMES]
-        probes.sort(key=lambda p: p[1].run.first_step_seconds)
-        kept = []
-        for solver, trial in probes:
-            x = np.concatenate([trial.sim.state.q, trial.sim.state.qd])
-            for rep, rx, rcost in kept:
-                diff = float(np.max(np.abs(x - rx), initial=0.0)) / (1.0 + float(np.max(np.abs(rx), initial=0.0)))
-                if diff <= SAME_STATE:
-                    self.same_steps[solver] = (rep, diff, trial.run.first_step_seconds / rcost)
-                    break
-            else:
-                kept.append((solver, x, trial.run.first_step_seconds))
+    def _merge_same_steps(self, trial):
+        """A solver whose first frame reached the same state (to SAME_STATE, relative) as another solver's first
+        frame at the same substeps takes the same steps, so they share every stability verdict: a setting found
+        unstable for one is not tried for the other. Measured, not assumed: solvers that step differently stay
+        apart. Each keeps its own cost."""
+        x, r = trial.first_state, trial.run
+        if x is None or r.solver in self.same_steps:
+            return
+        for (sv, s), other in self.trials.items():
+            if sv == r.solver or s != r.substeps or other.first_state is None or sv in self.same_steps:
+                continue
+            rx = other.first_state
+            diff = float(np.max(np.abs(x - rx), initial=0.0)) / (1.0 + float(np.max(np.abs(rx), initial=0.0)))
+            if diff <= SAME_STATE:
+                self.same_steps[r.solver] = (sv, diff, r.first_step_seconds / other.run.first_step_seconds)
+                return
+
+    def _probe(self, solver) -> bool:
+        """One warm-up frame of ``solver`` at the first substep count (False: not applicable, and why noted)."""
+        self.deferred.pop(solver, None)
+        try:
+            trial = self._trial(solver, self.ladder[0])
+        except ValueError as err:
+            self.not_applicable[solver] = str(err)
+            return False
+        trial.advance(PROBE_FRAMES)  # the warm-up step: its cost bounds a step's, its state shows how it steps
+        self._merge_same_steps(trial)
+        return True
 
     def _setup_factor(self) -> float:
         """How much a first step costs over a steady one, measured on the trials timed so far (the largest
@@ -362,20 +398,69 @@ class Advisor:
         ratio = run.steady_seconds_per_frame / best.steady_seconds_per_frame
         return ratio >= 2.0 or (ratio >= 1.0 and len(run.frame_costs) >= 2)
 
-    def _candidates(self):
-        """[(predicted CPU s per frame, solver, substeps)] still worth a trial, cheapest first."""
+    def _worst_unstable(self, solver, group) -> int:
+        """The most substeps at which ``solver`` or a solver taking the same steps (``group``: solver -> whose
+        steps it takes) was unstable (0: none); a verdict about a solver's own solve (SOLVER_VERDICTS) holds for
+        that solver only."""
+        return max((s for (sv, s), t in self.trials.items() if group.get(sv, sv) == group.get(solver, solver)
+                    and not t.run.stable and (sv == solver or t.run.verdict not in SOLVER_VERDICTS)), default=0)
+
+    def _deferred_bound(self, solver):
+        """(least CPU s per frame, solve share) ``solver`` (not probed yet) could cost: the shared part of its
+        step (``_shared_floor``) at the fewest substeps its stepper-mate is not known unstable at; None before the
+        mate is timed, or when the mate is unstable at every substep count."""
+        floor = self._shared_floor(solver)
+        if floor is None:
+            return None
+        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}
+        group[solver] = group[self.deferred[solver]]  # as if it takes its mate's steps (checked once probed)
+        fewest = [s for s in self.ladder if s > self._worst_unstable(solver, group)]
+        return (fewest[0] * floor[0], floor[1]) if fewest else None
+
+    def _shared_floor(self, solver):
+        """(CPU s per step, solve share) of the part of a step that ``solver`` (not probed yet) shares with the
+        probed solver of its stepper: that solver's steady step less its measured linear-solve time
+        (``Run.solve_share``) — what ``solver``'s step would cost with a free linear solve; before that solver is
+        timed, its estimated cost less its first step's solve share. None if it has no stable step at all."""
+        mate = self.deferred[solver]
+        runs = [t.run for (sv, _), t in self.trials.items() if sv == mate]
+        timed = [r for r in runs if r.recent_steps]
+        if timed:
+            run = max(timed, key=lambda r: r.timed_steps)
+            cost, share = run.steady_seconds_per_step, run.solve_share
+        else:  # only its first step: its estimated cost (_cost_per_step) and that step's solve share
+            first = [r for r in runs if r.stable and r.steps and r.first_step_seconds > 0]
+            if not first:
+                return None
+            cost, share = self._cost_per_step(mate), first[0].first_solve_share
+        share = min(max(share, 0.0), 1.0) if math.isfinite(share) else 0.0
+        return cost * (1.0 - share), share
+
+    def _candidates(self, best=None):
+        """[(predicted CPU s per frame, solver, substeps)] still worth a trial, cheapest first. A solver not
+        probed yet (``deferred``) is listed at its first substep count (its probe) with the least it could cost —
+        the shared part of its step (``_shared_floor``) at the fewest substeps its stepper-mate is not known
+        unstable at — once that is PROBE_ADVANTAGE× below ``best``, or when its stepper-mate gave no
+        measure and has nothing left to try."""
         out = []
         group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}  # solver -> whose steps it takes
         for solver in self.solvers:
-            if solver in self.not_applicable:
+            if solver in self.not_applicable or solver in self.deferred:
                 continue
-            worst_unstable = max((s for (sv, s), t in self.trials.items()  # an unstable verdict holds for the group
-                                  if group.get(sv) == group[solver] and not t.run.stable), default=0)
+            worst_unstable = self._worst_unstable(solver, group)
             best_stable = min((s for (sv, s), t in self.trials.items()
                                if sv == solver and t.run.stable and t.run.frames >= self.trial_frames), default=math.inf)
             slower = min((s for (sv, s) in self.abandoned if sv == solver), default=math.inf)
             c = self._cost_per_step(solver)
             out += [(s * c, solver, s) for s in self.ladder if worst_unstable < s < min(best_stable, slower)]
+        for solver, mate in self.deferred.items():
+            if self._shared_floor(solver) is None:
+                if not any(sv == mate for _, sv, _ in out):
+                    out.append((0.0, solver, self.ladder[0]))
+                continue
+            bound = self._deferred_bound(solver)
+            if bound and best is not None and bound[0] * PROBE_ADVANTAGE < best.steady_seconds_per_frame:
+                out.append((bound[0], solver, self.ladder[0]))
         return sorted(out)
 
     def warm_up(self):
@@ -405,24 +490,29 @@ class Advisor:
         yield from self.warm_up()
         w0, c0 = time.perf_counter(), time.process_time()
         for solver in self.solvers:  # probe: cost per step at one substep (and divergence, if immediate)
-            try:
-                trial = self._trial(solver, self.ladder[0])
-            except ValueError as err:
-                self.not_applicable[solver] = str(err)
+            mate = next((sv for (sv, _) in self.trials if _family(sv) == _family(solver)), None)
+            if mate is not None:  # the same stepper but for its linear solve: probed when it could pay (_candidates)
+                self.deferred[solver] = mate
                 continue
-            trial.advance(PROBE_FRAMES)  # the warm-up step: its cost bounds a step's, its state shows how it steps
-            yield 0.0, f"probing {solver}"
-        self._merge_same_steps()
+            if self._probe(solver):
+                yield 0.0, f"probing {solver}"
         while True:
-            cands = self._candidates()
             best = self._best()
+            cands = self._candidates(best)
+            if not cands and best is None and self.deferred:  # nothing stable: the solvers not probed yet may be
+                cands = [(0.0, sv, self.ladder[0]) for sv in self.deferred]
             if not cands:
                 break
             pred, solver, s = cands[0]
             if best is not None and pred * ADVANTAGE >= best.steady_seconds_per_frame:
                 for p, sv, ss in cands:
-                    self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
+                    if sv not in self.deferred:
+                        self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
                 break
+            if solver in self.deferred:
+                self._probe(solver)
+                yield 0.0, f"probing {solver}"
+                continue
             trial = self._trial(solver, s)
             while trial.run.stable and trial.run.frames < self.trial_frames:
                 trial.advance(1)
@@ -447,6 +537,13 @@ class Advisor:
         tried = set(self.trials)
         reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.trial_frames, self.fps, self.ladder, tried,
                            self.same_steps)
+        for solver, mate in self.deferred.items():  # never probed: the most a free linear solve could save
+            bound = self._deferred_bound(solver)
+            if pick is not None and bound is not None:
+                reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, where {mate} "
+                               f"spends {100 * bound[1]:.0f} % of its step; even with a free solve it would cost "
+                               f"≥ {bound[0] / pick.steady_seconds_per_frame:.2f}× the pick (probed below "
+                               f"{1 / PROBE_ADVANTAGE:.2f}×)")
         reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe), so it shares "
                     f"{rep}'s verdicts; its first step (setup included) took {ratio:.1f}× {rep}'s"
                     for sv, (rep, diff, ratio) in self.same_steps.items()]

@@ -36,6 +36,7 @@ M̃, LAPACK Cholesky).
 from __future__ import annotations
 
 import itertools
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -387,6 +388,7 @@ class RedMaxStepper:
         joint_pass(tree, q, ws)  # the solves below use the step's kinematics
         world_pass(tree, ws)
         rhs = Mqd + h * (f_r - bias)  # Eq. 2.15
+        solve_start = time.perf_counter()  # the linear-solver-dependent part (StepStats.solve_seconds)
         self._prepare_solver(reduced_diag)
         closures = len(self._closures.n_rot) > 0
         if not closures:
@@ -398,6 +400,7 @@ class RedMaxStepper:
                 self._joint_gs.record_closures(model, *self._closure_rows, *self._projection,
                                                self.system_product(qd_new) - rhs, h)
         self.qd_guess = qd_new
+        solve_seconds = time.perf_counter() - solve_start
         if self.contact is not None:
             qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
         if self.limits is not None:
@@ -407,7 +410,7 @@ class RedMaxStepper:
         if closures and self.post_stabilize:
             q_new, constraint_error = self._project(q_new)
         # per linear solve, the most any solve of this step took
-        self.stats = StepStats(max_its, total_its, solves, constraint_error)
+        self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
         return State(q_new, qd_new, state.t + h)
 
     def _solve_with_closures(self, rhs):
