@@ -17,6 +17,7 @@ advisor's verdicts and the sweep's are the same test over different lengths.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -32,13 +33,18 @@ SUBSTEPS = (1, 2, 4, 8, 16, 32, 64)  # the substep ladder tried (steps per frame
 DENSE_MAX_DOFS = 700  # the dense solver is O(n³) per step: only offered to rigs up to this size
 ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of the energy in motion
 CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
-PROBE_FRAMES = 1  # frames each solver runs before the cost-ordered search: one warm-up step (setup included)
+PROBE_FRAMES = 2  # frames each kind of step (stepper) runs before the cost-ordered search: the first step pays the
+#                  setup, the second is timed, so the search starts from measured costs (a first step's time over an
+#                  estimated setup factor can be off by 2× on a busy machine); the frames count towards its trial
 ADVANTAGE = 1.2  # once a setting is stable, another is tried only if predicted this many times cheaper: a
 #                 closer call is within the timings' noise, and trying both would cost more than it could save
 SAME_STATE = 1e-6  # relative state difference below which two solvers' probes took the same steps
 PROBE_ADVANTAGE = 1.5  # a solver sharing a probed solver's step (pcg, direct, dense: one RedMax step, three linear
 #                        solves) is probed only if, with its linear solve free, it could be this many times cheaper
 #                        than the best stable setting: short of that the pick is within 1.5× of it whatever it costs
+PROBE_BUDGET = 0.05  # ... and only while the advisor's CPU time, that probe included (estimated as the costliest probe
+#                      so far: construction and first step), stays within this fraction of the bake it predicts: what
+#                      such a probe can save is bounded, and the advisor's cost must stay a small part of the bake
 SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
@@ -67,9 +73,9 @@ class Run:
     recent_cpu_seconds: float = 0.0
     recent_steps: int = 0
     frame_costs: list = field(default_factory=list, repr=False)  # (CPU s, timed steps, wall s, solve wall s) per frame
-    recent_wall_seconds: float = 0.0
-    recent_solve_seconds: float = 0.0
     first_solve_share: float = math.nan  # of the first step's wall time, the share in its linear solve
+    solve_share: float = math.nan  # of a timed step's time, the share in its linear solve (Trial._solve_share)
+    setup_seconds: float = 0.0  # CPU s building its Simulator
     mean_iterations: float = 0.0
     max_iterations: int = 0
     unconverged_steps: int = 0
@@ -104,12 +110,6 @@ class Run:
         return self.steady_seconds_per_step * self.substeps
 
     @property
-    def solve_share(self) -> float:
-        """Fraction of the later half's step time spent in the linear solve (``StepStats.solve_seconds``):
-        the rest of the step is the same for every linear solver of the same stepper (nan before any)."""
-        return self.recent_solve_seconds / self.recent_wall_seconds if self.recent_wall_seconds > 0 else math.nan
-
-    @property
     def relative_energy_rise(self) -> float:
         return self.energy_rise / self.energy_scale if self.energy_scale > 0 else 0.0
 
@@ -117,7 +117,7 @@ class Run:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d.update(stable=self.stable, seconds_per_frame=self.seconds_per_frame,
                  steady_seconds_per_frame=self.steady_seconds_per_frame,
-                 relative_energy_rise=self.relative_energy_rise, solve_share=self.solve_share)
+                 relative_energy_rise=self.relative_energy_rise)
         return d
 
 
@@ -148,9 +148,10 @@ class Trial:
         self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
         opts = options(self.dt) if callable(options) else dict(options or {})
         opts.setdefault("on_unconverged", "ignore")  # counted in stats.unconverged_steps and judged here, not warned
+        c0 = time.process_time()
         self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
         self.model = scene.model
-        self.run = Run(solver, int(substeps), self.dt)
+        self.run = Run(solver, int(substeps), self.dt, setup_seconds=time.process_time() - c0)
         self.passive = not scene.controllers
         self._seen = self._its_sum = 0
         self.first_state = None  # (q, q̇) concatenated after the first frame: how this solver steps (see Advisor)
@@ -190,7 +191,7 @@ class Trial:
                 r.frame_costs.append((cpu, n, now - wt, sim.stats.solve_seconds - s0))
                 recent = r.frame_costs[len(r.frame_costs) // 2:]  # the later half of the timed frames
                 r.recent_cpu_seconds, r.recent_steps = sum(f[0] for f in recent), sum(f[1] for f in recent)
-                r.recent_wall_seconds, r.recent_solve_seconds = sum(f[2] for f in recent), sum(f[3] for f in recent)
+                r.solve_share = self._solve_share()
             r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
             if r.verdict == "diverged":
                 break
@@ -200,6 +201,15 @@ class Trial:
             self._measure()
             r.verdict, r.detail = judge(r, passive=self.passive)
         return r
+
+    def _solve_share(self) -> float:
+        """Fraction of a step's time spent in its linear solve (``StepStats.solve_seconds``; the rest of the step
+        is the same for every linear solver of the same stepper): the median over the timed frames of solve wall
+        time / step wall time, over the frames the process was not preempted in (wall within 1.25× CPU: both
+        are wall-clock, so a preemption inside either would skew the share)."""
+        frames = [f for f in self.run.frame_costs if f[2] > 0]
+        clean = [f[3] / f[2] for f in frames if f[2] <= 1.25 * f[0] + 2e-5] or [f[3] / f[2] for f in frames]
+        return statistics.median(clean) if clean else math.nan
 
     def _measure(self):
         r, sim = self.run, self.sim
@@ -239,6 +249,7 @@ def _family(solver) -> object:
 
 
 _WARMED: set = set()  # (solver, scene features) whose kernels this process has run: see Advisor.warm_up
+_REFUSED: dict = {}  # (solver, scene features) -> why the Simulator refused that kind of scene (found by warm_up)
 
 
 def _features(scene) -> tuple:
@@ -327,6 +338,7 @@ class Advisor:
         self._start_energy = None
         self.warmup_seconds = 0.0
         self.advice: Advice | None = None
+        self._search_start = time.process_time()
 
     # --------------------------------------------------------------- search
     def _trial(self, solver, s) -> Trial:
@@ -356,15 +368,18 @@ class Advisor:
                 self.same_steps[r.solver] = (sv, diff, r.first_step_seconds / other.run.first_step_seconds)
                 return
 
-    def _probe(self, solver) -> bool:
-        """One warm-up frame of ``solver`` at the first substep count (False: not applicable, and why noted)."""
+    def _probe(self, solver, frames=PROBE_FRAMES) -> bool:
+        """``frames`` frames of ``solver`` at the first substep count (False: not applicable, and why noted)."""
         self.deferred.pop(solver, None)
+        refused = _REFUSED.get((solver, _features(self.scene)))
         try:
+            if refused is not None:  # as the warm-up found: the Simulator refuses this kind of scene
+                raise ValueError(refused)
             trial = self._trial(solver, self.ladder[0])
         except ValueError as err:
             self.not_applicable[solver] = str(err)
             return False
-        trial.advance(PROBE_FRAMES)  # the warm-up step: its cost bounds a step's, its state shows how it steps
+        trial.advance(frames)  # the warm-up step's cost bounds a step's, its state shows how it steps
         self._merge_same_steps(trial)
         return True
 
@@ -458,10 +473,17 @@ class Advisor:
                 if not any(sv == mate for _, sv, _ in out):
                     out.append((0.0, solver, self.ladder[0]))
                 continue
-            bound = self._deferred_bound(solver)
-            if bound and best is not None and bound[0] * PROBE_ADVANTAGE < best.steady_seconds_per_frame:
+            bound = self._deferred_bound(solver) if best is not None else None
+            if bound and bound[0] * PROBE_ADVANTAGE < best.steady_seconds_per_frame and self._within_budget(best):
                 out.append((bound[0], solver, self.ladder[0]))
         return sorted(out)
+
+    def _within_budget(self, best) -> bool:
+        """Whether one more probe keeps the advisor within PROBE_BUDGET of the bake ``best`` predicts (the probe
+        estimated as the costliest so far: Simulator construction and first step)."""
+        probe = max((t.run.setup_seconds + t.run.first_step_seconds for t in self.trials.values()), default=0.0)
+        spent = time.process_time() - self._search_start
+        return spent + probe <= PROBE_BUDGET * best.steady_seconds_per_frame * (self.frames - 1)
 
     def warm_up(self):
         """Generator: one untimed step of each solver on the scene, once per process
@@ -477,8 +499,10 @@ class Advisor:
             try:
                 opts = self.options(1.0 / self.fps) if callable(self.options) else dict(self.options or {})
                 Simulator(self.scene, solver, dt=1.0 / self.fps, **{"on_unconverged": "ignore", **opts}).step(1)
-            except (ValueError, SimulationError):
-                pass  # not applicable or diverging at once: the probe finds out and says so
+            except ValueError as err:  # not applicable to this kind of scene (explicit and loop closures)
+                _REFUSED[key] = str(err)
+            except SimulationError:
+                pass  # diverging at once: the probe finds out and says so
             _WARMED.add(key)
             yield 0.0, f"loading the {solver} solver's kernels"
         if loaded:
@@ -489,6 +513,7 @@ class Advisor:
         Kernels are loaded first (``warm_up``, timed apart: ``Advice.warmup_seconds``)."""
         yield from self.warm_up()
         w0, c0 = time.perf_counter(), time.process_time()
+        self._search_start = c0
         for solver in self.solvers:  # probe: cost per step at one substep (and divergence, if immediate)
             mate = next((sv for (sv, _) in self.trials if _family(sv) == _family(solver)), None)
             if mate is not None:  # the same stepper but for its linear solve: probed when it could pay (_candidates)
@@ -510,7 +535,7 @@ class Advisor:
                         self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
                 break
             if solver in self.deferred:
-                self._probe(solver)
+                self._probe(solver, 1)  # a warm-up step: how it steps (shared verdicts) and a bound on its cost
                 yield 0.0, f"probing {solver}"
                 continue
             trial = self._trial(solver, s)
@@ -540,10 +565,12 @@ class Advisor:
         for solver, mate in self.deferred.items():  # never probed: the most a free linear solve could save
             bound = self._deferred_bound(solver)
             if pick is not None and bound is not None:
+                ratio = bound[0] / pick.steady_seconds_per_frame
+                why = (f"probed below {1 / PROBE_ADVANTAGE:.2f}×" if ratio * PROBE_ADVANTAGE >= 1 else
+                       f"a probe would have taken the advisor past {100 * PROBE_BUDGET:g} % of the bake")
                 reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, where {mate} "
                                f"spends {100 * bound[1]:.0f} % of its step; even with a free solve it would cost "
-                               f"≥ {bound[0] / pick.steady_seconds_per_frame:.2f}× the pick (probed below "
-                               f"{1 / PROBE_ADVANTAGE:.2f}×)")
+                               f"≥ {ratio:.2f}× the pick ({why})")
         reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe), so it shares "
                     f"{rep}'s verdicts; its first step (setup included) took {ratio:.1f}× {rep}'s"
                     for sv, (rep, diff, ratio) in self.same_steps.items()]
