@@ -1,15 +1,17 @@
 """Settings advisor: which solver, how many substeps — by measurement (``python -m engine advise``).
 
-Short trial runs of each applicable solver × substep count over the first part of the motion, each
-judged by :func:`judge` on what the run did (divergence, energy growth, loop-closure error, PCG
-convergence) and timed in CPU seconds per frame. The search is cost-ordered: every solver is first
-probed with one warm-up step at one substep (its setup included: an estimate of its cost per step
-until it is timed); then the setting predicted to be cheapest is tried next, costs are taken from the
-later half of a trial (the start of a motion can cost more than the rest), and the search stops as
-soon as no remaining setting is predicted to cost less than the cheapest stable one found / ADVANTAGE.
-A setting found unstable rules out the same solver (and solvers taking the same steps) with fewer
-substeps; a stable one rules out more. Nothing here knows which solver is better where: the numbers
-decide (so a change of a solver changes the advice with it).
+Short trial runs of solver × substep count over the first part of the motion, each judged by :func:`judge`
+on what the run did (divergence, energy growth, loop-closure error, PCG convergence) and timed in CPU seconds
+per frame. Each kind of step (the stepper behind a solver: explicit; pcg/direct/dense share the RedMax step
+and differ in the linear solve) is first probed for two frames at one substep (the first pays the setup, the
+second is timed); then the setting predicted to be cheapest is tried next, costs are taken from the later half
+of a trial (the start of a motion can cost more than the rest), and the search stops as soon as no remaining
+setting is predicted to cost less than the cheapest stable one found / ADVANTAGE. A setting found unstable
+rules out the same solver (and solvers taking the same steps) with fewer substeps; a stable one rules out
+more. A solver sharing a probed solver's step is probed only when, with a free linear solve (the step less
+its measured solve time, ``StepStats.solve_seconds``), it could be PROBE_ADVANTAGE× cheaper than the best
+found and the probe keeps the advisor within PROBE_BUDGET of the bake. Nothing here knows which solver is
+better where: the numbers decide (so a change of a solver changes the advice with it).
 
 The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
 advisor's verdicts and the sweep's are the same test over different lengths.
@@ -571,6 +573,9 @@ class Advisor:
                 reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, where {mate} "
                                f"spends {100 * bound[1]:.0f} % of its step; even with a free solve it would cost "
                                f"≥ {ratio:.2f}× the pick ({why})")
+            elif pick is not None:
+                reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, and {mate} "
+                               "was never timed stable enough to bound it")
         reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe), so it shares "
                     f"{rep}'s verdicts; its first step (setup included) took {ratio:.1f}× {rep}'s"
                     for sv, (rep, diff, ratio) in self.same_steps.items()]
