@@ -44,7 +44,7 @@ SAME_STATE = 1e-6  # relative state difference below which two solvers' probes t
 PROBE_ADVANTAGE = 1.5  # a solver sharing a probed solver's step (pcg, direct, dense: one RedMax step, three linear
 #                        solves) is probed only if, with its linear solve free, it could be this many times cheaper
 #                        than the best stable setting: short of that the pick is within 1.5× of it whatever it costs
-PROBE_BUDGET = 0.05  # ... and only while the advisor's CPU time, that probe included (estimated as the costliest probe
+PROBE_BUDGET = 0.04  # ... and only while the advisor's CPU time, that probe included (estimated as the costliest probe
 #                      so far: construction and first step), stays within this fraction of the bake it predicts: what
 #                      such a probe can save is bounded, and the advisor's cost must stay a small part of the bake
 SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers

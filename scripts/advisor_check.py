@@ -29,7 +29,7 @@ from engine.advise_cli import build_scene, format_advice  # noqa: E402
 from engine.sweep import load_spec, read_rows  # noqa: E402
 
 SPEC = Path(__file__).resolve().parent / "sweeps" / "advisor.toml"
-REPEATS = 7  # timed advisor runs per scene, and bakes per pick (min/median/max shown: the machine is shared)
+REPEATS = 11  # timed advisor runs per scene, and bakes per pick (min/median/max shown: the machine is shared)
 
 
 def _bake(make, solver, dt, substeps, frames):
@@ -108,12 +108,17 @@ def markdown(results, spec_path, sweep_dir) -> str:
              "Costs are process CPU seconds with OpenBLAS on one thread; a sweep cell's bake cost leaves out its first "
              f"step (compilation). The advisor ran once to warm up (kernels loaded, as after a session's first bake), "
              f"then {REPEATS} times timed, each on a freshly built scene; every pick of those runs is looked up in the "
-             f"sweep. The bake it advises on — `Simulator(scene, pick)` and 249 frames, the scene built before the "
-             f"clock starts, as the advisor is given a built scene — ran {REPEATS} times per pick in the same "
-             "process; its median is the denominator of *advisor / bake* for each run (min / median / max over the "
-             "runs). The last column adds building the scene from its parameters to the bake (the protocol of the "
-             "first version of this page). The machine is shared by several developers: CPU times still vary by "
-             "±20 % from run to run.", "",
+             "sweep.", "",
+             "**Advisor / bake**, per advisor run: the numerator is the advisor's CPU time, `Advice.cpu_seconds` — "
+             "`time.process_time()` from its first probe to its recommendation, so every Simulator it builds, every "
+             "step, energy check and decision counts; only the kernel warm-up (once per process, before the "
+             "search) is left out, as it is left out of the bake. The denominator is the CPU time "
+             "(`time.process_time()`) of the bake it advises on: `Simulator(scene, pick)` built and stepped for 249 "
+             "frames at the pick's substeps, on a scene built before the clock starts (the advisor too is given a "
+             f"built scene), the median of {REPEATS} such bakes in the same process. The table gives the min / median "
+             "/ max of that ratio over the runs; the last column adds building the scene from its parameters to "
+             "the bake. The machine is shared by several developers (load average 4–12 while these ran): single "
+             "runs vary by ±20 % and more.", "",
              "| scene | dofs | picks in the runs | stable over the whole bake (sweep) | pick's bake CPU s (sweep) "
              "| fastest stable in the sweep | pick / fastest (≤ 1.5) | advisor CPU ms, min / median / max "
              "| bake CPU ms (median) | advisor / bake, min / median / max (< 10 %) | advisor / (build + bake), median "
