@@ -106,9 +106,9 @@ class Run:
 
     @property
     def steady_seconds_per_frame(self) -> float:
-        """CPU seconds per frame over the later half of the timed frames (nan before any): the cost a long
-        bake settles to once the start's transients are over (e.g. PCG's extra iterations early in a
-        motion), which the advisor compares settings by."""
+        """CPU seconds per frame over the later half of the timed frames, at the cheapest frame's cost per step
+        (nan before any): the cost a long bake settles to once the start's transients are over (e.g. PCG's
+        extra iterations early in a motion), which the advisor compares settings by."""
         return self.steady_seconds_per_step * self.substeps
 
     @property
@@ -191,8 +191,13 @@ class Trial:
             r.wall_seconds += now - w0
             if r.verdict != "diverged" and n:
                 r.frame_costs.append((cpu, n, now - wt, sim.stats.solve_seconds - s0))
-                recent = r.frame_costs[len(r.frame_costs) // 2:]  # the later half of the timed frames
-                r.recent_cpu_seconds, r.recent_steps = sum(f[0] for f in recent), sum(f[1] for f in recent)
+                # the later half of the timed frames (all of them while fewer than 4: one or two frames do not
+                # make a start and a rest, and a single frame is the likeliest to be off)
+                recent = r.frame_costs[len(r.frame_costs) // 2:] if len(r.frame_costs) >= 4 else r.frame_costs
+                r.recent_steps = sum(f[1] for f in recent)
+                # at the cheapest frame's cost per step: on a busy machine a frame can cost 3× and a run of frames
+                # 2× (preemption, cache thrashing, garbage collection); the least interfered one compares settings
+                r.recent_cpu_seconds = min(f[0] / f[1] for f in recent) * r.recent_steps
                 r.solve_share = self._solve_share()
             r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
             if r.verdict == "diverged":
@@ -480,6 +485,25 @@ class Advisor:
                 out.append((bound[0], solver, self.ladder[0]))
         return sorted(out)
 
+    def _one_sample(self, cands, best):
+        """The started, unfinished, stable trial of a candidate whose cost rests on one timed frame and is within
+        2× of ``best`` (the threshold at which ``_slower`` abandons a trial after one frame), or None."""
+        for p, sv, ss in cands:
+            t = self.trials.get((sv, ss))
+            if (t is not None and sv not in self.deferred and t.run.stable and len(t.run.frame_costs) == 1
+                    and t.run.frames < self.trial_frames and p < 2.0 * best.steady_seconds_per_frame):
+                return t
+        return None
+
+    def _order(self, cand):
+        """Which candidate runs next: the cheapest predicted, except that within ADVANTAGE (the timings' noise)
+        a setting of a solver not found unstable at fewer substeps goes first — a setting just above a
+        failure is the likelier to fail too, and a failure that shows late costs a whole trial."""
+        pred, solver, s = cand
+        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}
+        near_failure = solver not in self.deferred and self._worst_unstable(solver, group) > 0
+        return (pred * (ADVANTAGE if near_failure else 1.0), solver, s)
+
     def _within_budget(self, best) -> bool:
         """Whether one more probe keeps the advisor within PROBE_BUDGET of the bake ``best`` predicts (the probe
         estimated as the costliest so far: Simulator construction and first step)."""
@@ -530,12 +554,17 @@ class Advisor:
                 cands = [(0.0, sv, self.ladder[0]) for sv in self.deferred]
             if not cands:
                 break
-            pred, solver, s = cands[0]
-            if best is not None and pred * ADVANTAGE >= best.steady_seconds_per_frame:
+            if best is not None and cands[0][0] * ADVANTAGE >= best.steady_seconds_per_frame:
+                again = self._one_sample(cands, best)
+                if again is not None:  # one timed frame can be off 2× on a busy machine: a second before ruling out
+                    again.advance(1)
+                    yield again.run.frames / self.trial_frames, f"{again.run.solver}: one more timed frame"
+                    continue
                 for p, sv, ss in cands:
                     if sv not in self.deferred:
                         self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
                 break
+            pred, solver, s = min(cands, key=self._order)
             if solver in self.deferred:
                 self._probe(solver, 1)  # a warm-up step: how it steps (shared verdicts) and a bound on its cost
                 yield 0.0, f"probing {solver}"
