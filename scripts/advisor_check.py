@@ -5,7 +5,7 @@
 
 For every grid of the spec (one scene each): the advisor runs on the same scene, choices and bake
 (fps, frames), once to warm up (kernels loaded, as the first bake of a session pays it) and REPEATS
-times timed; then each recommended setting bakes the whole motion in the same process, timed. Every
+times timed, each followed by a bake of its pick over the whole motion in the same process. Every
 pick is looked up in the sweep: stable over the whole motion there, and its bake's CPU time against
 the fastest stable cell of the same grid. Prints the table and writes it as markdown.
 """
@@ -29,7 +29,8 @@ from engine.advise_cli import build_scene, format_advice  # noqa: E402
 from engine.sweep import load_spec, read_rows  # noqa: E402
 
 SPEC = Path(__file__).resolve().parent / "sweeps" / "advisor.toml"
-REPEATS = 11  # timed advisor runs per scene, and bakes per pick (min/median/max shown: the machine is shared)
+REPEATS = 11  # timed advisor runs per scene, each followed by a bake of its pick (min/median/max shown: the machine is shared)
+BAKES_PER_PICK = 5  # at least, for a pick made by few runs
 
 
 def _bake(make, solver, dt, substeps, frames):
@@ -56,16 +57,22 @@ def check(spec_path, sweep_dir, labels=None):
         ladder = sorted({int(c["substeps"]) for c in cells})
         make = lambda: build_scene(c0.get("scene"), c0["params"], scene_file=c0.get("scene_file"), urdf=c0.get("urdf"))  # noqa: E731
         Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()  # warm-up (kernels loaded)
-        runs = [Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run() for _ in range(REPEATS)]
-        build = []
+        # each advisor run is followed by a bake of its pick, so that both sample the same load on the shared
+        # machine; every pick is baked at least BAKES_PER_PICK times (median)
+        runs, bakes, build = [], {}, []  # bakes: (solver, substeps) -> [(cpu, wall)]
         for _ in range(REPEATS):
+            a = Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()
+            runs.append(a)
+            if a.pick is not None:
+                bakes.setdefault((a.solver, a.substeps), []).append(_bake(make, a.solver, a.pick.dt, a.substeps, frames))
             c = time.process_time()
             make()
             build.append(time.process_time() - c)
-        bakes = {}  # (solver, substeps) -> [(cpu, wall)] of REPEATS bakes
         for a in runs:
-            if a.pick is not None and (a.solver, a.substeps) not in bakes:
-                bakes[(a.solver, a.substeps)] = [_bake(make, a.solver, a.pick.dt, a.substeps, frames) for _ in range(REPEATS)]
+            if a.pick is not None:
+                done = bakes[(a.solver, a.substeps)]
+                while len(done) < BAKES_PER_PICK:
+                    done.append(_bake(make, a.solver, a.pick.dt, a.substeps, frames))
         bake_cpu = {k: float(np.median([b[0] for b in v])) for k, v in bakes.items()}
         mine = [r for r in rows if r["label"] == label]
         stable = [r for r in mine if r["stable"] is True]
@@ -115,7 +122,8 @@ def markdown(results, spec_path, sweep_dir) -> str:
              "search) is left out, as it is left out of the bake. The denominator is the CPU time "
              "(`time.process_time()`) of the bake it advises on: `Simulator(scene, pick)` built and stepped for 249 "
              "frames at the pick's substeps, on a scene built before the clock starts (the advisor too is given a "
-             f"built scene), the median of {REPEATS} such bakes in the same process. The table gives the min / median "
+             f"built scene), the median of the bakes of that pick in the same process (each advisor run is followed by a "
+             f"bake of its pick, so both sample the same load; at least {BAKES_PER_PICK} per pick). The table gives the min / median "
              "/ max of that ratio over the runs; the last column adds building the scene from its parameters to "
              "the bake. The machine is shared by several developers (load average 4–12 while these ran): single "
              "runs vary by ±20 % and more.", "",
