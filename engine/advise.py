@@ -76,7 +76,6 @@ class Run:
     recent_steps: int = 0
     frame_costs: list = field(default_factory=list, repr=False)  # (CPU s, timed steps, wall s, solve wall s) per frame
     first_solve_share: float = math.nan  # of the first step's wall time, the share in its linear solve
-    solve_share: float = math.nan  # of a timed step's time, the share in its linear solve (Trial._solve_share)
     setup_seconds: float = 0.0  # CPU s building its Simulator
     mean_iterations: float = 0.0
     max_iterations: int = 0
@@ -112,6 +111,16 @@ class Run:
         return self.steady_seconds_per_step * self.substeps
 
     @property
+    def solve_share(self) -> float:
+        """Fraction of a step's time spent in its linear solve (``StepStats.solve_seconds``; the rest of the step
+        is the same for every linear solver of the same stepper): the median over the timed frames of solve wall
+        time / step wall time, over the frames the process was not preempted in (wall within 1.25× CPU: both
+        are wall-clock, so a preemption inside either would skew the share); nan before any."""
+        frames = [f for f in self.frame_costs if f[2] > 0]
+        clean = [f[3] / f[2] for f in frames if f[2] <= 1.25 * f[0] + 2e-5] or [f[3] / f[2] for f in frames]
+        return statistics.median(clean) if clean else math.nan
+
+    @property
     def relative_energy_rise(self) -> float:
         return self.energy_rise / self.energy_scale if self.energy_scale > 0 else 0.0
 
@@ -119,7 +128,7 @@ class Run:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d.update(stable=self.stable, seconds_per_frame=self.seconds_per_frame,
                  steady_seconds_per_frame=self.steady_seconds_per_frame,
-                 relative_energy_rise=self.relative_energy_rise)
+                 relative_energy_rise=self.relative_energy_rise, solve_share=self.solve_share)
         return d
 
 
@@ -198,7 +207,6 @@ class Trial:
                 # at the cheapest frame's cost per step: on a busy machine a frame can cost 3× and a run of frames
                 # 2× (preemption, cache thrashing, garbage collection); the least interfered one compares settings
                 r.recent_cpu_seconds = min(f[0] / f[1] for f in recent) * r.recent_steps
-                r.solve_share = self._solve_share()
             r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
             if r.verdict == "diverged":
                 break
@@ -208,15 +216,6 @@ class Trial:
             self._measure()
             r.verdict, r.detail = judge(r, passive=self.passive)
         return r
-
-    def _solve_share(self) -> float:
-        """Fraction of a step's time spent in its linear solve (``StepStats.solve_seconds``; the rest of the step
-        is the same for every linear solver of the same stepper): the median over the timed frames of solve wall
-        time / step wall time, over the frames the process was not preempted in (wall within 1.25× CPU: both
-        are wall-clock, so a preemption inside either would skew the share)."""
-        frames = [f for f in self.run.frame_costs if f[2] > 0]
-        clean = [f[3] / f[2] for f in frames if f[2] <= 1.25 * f[0] + 2e-5] or [f[3] / f[2] for f in frames]
-        return statistics.median(clean) if clean else math.nan
 
     def _measure(self):
         r, sim = self.run, self.sim
@@ -496,9 +495,10 @@ class Advisor:
         return None
 
     def _order(self, cand):
-        """Which candidate runs next: the cheapest predicted, except that within ADVANTAGE (the timings' noise)
-        a setting of a solver not found unstable at fewer substeps goes first — a setting just above a
-        failure is the likelier to fail too, and a failure that shows late costs a whole trial."""
+        """(sort key, ...) of a candidate: its predicted cost, × ADVANTAGE for a setting just above a failure of its
+        solver (or a solver taking the same steps) — the likelier to fail too, and a failure that shows late costs
+        a whole trial — so within ADVANTAGE (the timings' noise) the others go first, and after a stable setting
+        it must promise ADVANTAGE² to be tried."""
         pred, solver, s = cand
         group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}
         near_failure = solver not in self.deferred and self._worst_unstable(solver, group) > 0
@@ -554,7 +554,10 @@ class Advisor:
                 cands = [(0.0, sv, self.ladder[0]) for sv in self.deferred]
             if not cands:
                 break
-            if best is not None and cands[0][0] * ADVANTAGE >= best.steady_seconds_per_frame:
+            # after a stable setting, another runs only if predicted ADVANTAGE× cheaper (ADVANTAGE² just above a
+            # failure of its solver: see _order)
+            worth = [c for c in cands if best is None or self._order(c)[0] * ADVANTAGE < best.steady_seconds_per_frame]
+            if not worth:
                 again = self._one_sample(cands, best)
                 if again is not None:  # one timed frame can be off 2× on a busy machine: a second before ruling out
                     again.advance(1)
@@ -564,7 +567,7 @@ class Advisor:
                     if sv not in self.deferred:
                         self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
                 break
-            pred, solver, s = min(cands, key=self._order)
+            pred, solver, s = min(worth, key=self._order)
             if solver in self.deferred:
                 self._probe(solver, 1)  # a warm-up step: how it steps (shared verdicts) and a bound on its cost
                 yield 0.0, f"probing {solver}"
