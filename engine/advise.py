@@ -1,15 +1,17 @@
 """Settings advisor: which solver, how many substeps — by measurement (``python -m engine advise``).
 
-Short trial runs of each applicable solver × substep count over the first part of the motion, each
-judged by :func:`judge` on what the run did (divergence, energy growth, loop-closure error, PCG
-convergence) and timed in CPU seconds per frame. The search is cost-ordered: every solver is first
-probed with one warm-up step at one substep (its setup included: an estimate of its cost per step
-until it is timed); then the setting predicted to be cheapest is tried next, costs are taken from the
-later half of a trial (the start of a motion can cost more than the rest), and the search stops as
-soon as no remaining setting is predicted to cost less than the cheapest stable one found / ADVANTAGE.
-A setting found unstable rules out the same solver (and solvers taking the same steps) with fewer
-substeps; a stable one rules out more. Nothing here knows which solver is better where: the numbers
-decide (so a change of a solver changes the advice with it).
+Short trial runs of solver × substep count over the first part of the motion, each judged by :func:`judge`
+on what the run did (divergence, energy growth, loop-closure error, PCG convergence) and timed in CPU seconds
+per frame. Each kind of step (the stepper behind a solver: explicit; pcg/direct/dense share the RedMax step
+and differ in the linear solve) is first probed for two frames at one substep (the first pays the setup, the
+second is timed); then the setting predicted to be cheapest is tried next, costs are taken from the later half
+of a trial (the start of a motion can cost more than the rest), and the search stops as soon as no remaining
+setting is predicted to cost less than the cheapest stable one found / ADVANTAGE. A setting found unstable
+rules out the same solver (and solvers taking the same steps) with fewer substeps; a stable one rules out
+more. A solver sharing a probed solver's step is probed only when, with a free linear solve (the step less
+its measured solve time, ``StepStats.solve_seconds``), it could be PROBE_ADVANTAGE× cheaper than the best
+found and the probe keeps the advisor within PROBE_BUDGET of the bake. Nothing here knows which solver is
+better where: the numbers decide (so a change of a solver changes the advice with it).
 
 The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
 advisor's verdicts and the sweep's are the same test over different lengths.
@@ -22,199 +24,40 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .energy import kinetic_energy
+from .advise_trial import CONSTRAINT_TOL, ENERGY_RISE, Run, Trial, judge  # noqa: F401  (engine.advise's names)
 from .errors import SimulationError
 from .simulator import Simulator
+from .solvers.registry import STEPPERS
 
 SOLVERS = ("explicit", "pcg", "direct", "dense")  # what the advisor chooses between
 SUBSTEPS = (1, 2, 4, 8, 16, 32, 64)  # the substep ladder tried (steps per frame)
 DENSE_MAX_DOFS = 700  # the dense solver is O(n³) per step: only offered to rigs up to this size
-ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of the energy in motion
-CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
-PROBE_FRAMES = 1  # frames each solver runs before the cost-ordered search: one warm-up step (setup included)
+PROBE_FRAMES = 2  # frames each kind of step (stepper) runs before the cost-ordered search: the first step pays the
+#                  setup, the second is timed, so the search starts from measured costs (a first step's time over an
+#                  estimated setup factor can be off by 2× on a busy machine); the frames count towards its trial
 ADVANTAGE = 1.2  # once a setting is stable, another is tried only if predicted this many times cheaper: a
 #                 closer call is within the timings' noise, and trying both would cost more than it could save
 SAME_STATE = 1e-6  # relative state difference below which two solvers' probes took the same steps
+PROBE_ADVANTAGE = 1.5  # a solver sharing a probed solver's step (pcg, direct, dense: one RedMax step, three linear
+#                        solves) is probed only if, with its linear solve free, it could be this many times cheaper
+#                        than the best stable setting: short of that the pick is within 1.5× of it whatever it costs
+PROBE_BUDGET = 0.04  # ... and only while the advisor's CPU time, that probe included (estimated as the costliest probe
+#                      so far: construction and first step), stays within this fraction of the bake it predicts: what
+#                      such a probe can save is bounded, and the advisor's cost must stay a small part of the bake
+SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
 
 
-@dataclass
-class Run:
-    """One setting simulated frame by frame: ``solver`` with ``substeps`` steps of ``dt`` s per frame.
-
-    Costs are process CPU seconds (robust to other work on a shared machine) of every step but the
-    first (which pays compilation and first-factorization costs once per process/simulator).
-    energy_rise: largest energy increase over the start (J); energy_scale: the energy in motion it is
-    judged against (J): the largest kinetic energy so far plus what damping has taken out so far
-    (an integrator's energy error swings with the motion; a growing mode outruns the motion).
-    """
-
-    solver: str
-    substeps: int
-    dt: float
-    frames: int = 0
-    steps: int = 0
-    timed_steps: int = 0
-    cpu_seconds: float = 0.0
-    wall_seconds: float = 0.0
-    first_step_seconds: float = 0.0
-    recent_cpu_seconds: float = 0.0
-    recent_steps: int = 0
-    frame_costs: list = field(default_factory=list, repr=False)  # (CPU s, timed steps) per frame with timed steps
-    mean_iterations: float = 0.0
-    max_iterations: int = 0
-    unconverged_steps: int = 0
-    energy_rise: float = 0.0
-    energy_scale: float = 0.0
-    constraint_error: float = 0.0
-    verdict: str = "stable"
-    detail: str = ""
-
-    @property
-    def stable(self) -> bool:
-        return self.verdict == "stable"
-
-    @property
-    def seconds_per_step(self) -> float:
-        """CPU seconds per step (nan before any step is timed)."""
-        return self.cpu_seconds / self.timed_steps if self.timed_steps else math.nan
-
-    @property
-    def seconds_per_frame(self) -> float:
-        return self.seconds_per_step * self.substeps
-
-    @property
-    def steady_seconds_per_step(self) -> float:
-        return self.recent_cpu_seconds / self.recent_steps if self.recent_steps else math.nan
-
-    @property
-    def steady_seconds_per_frame(self) -> float:
-        """CPU seconds per frame over the later half of the timed frames (nan before any): the cost a long
-        bake settles to once the start's transients are over (e.g. PCG's extra iterations early in a
-        motion), which the advisor compares settings by."""
-        return self.steady_seconds_per_step * self.substeps
-
-    @property
-    def relative_energy_rise(self) -> float:
-        return self.energy_rise / self.energy_scale if self.energy_scale > 0 else 0.0
-
-    def as_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d.update(stable=self.stable, seconds_per_frame=self.seconds_per_frame,
-                 steady_seconds_per_frame=self.steady_seconds_per_frame,
-                 relative_energy_rise=self.relative_energy_rise)
-        return d
-
-
-def judge(run: Run, *, passive: bool = True) -> tuple[str, str]:
-    """(verdict, detail) of a run so far: ``"stable"`` or why not. A diverged run has its verdict set
-    when the Simulator raises; energy growth is judged only on ``passive`` scenes (no controllers put
-    energy in)."""
-    if run.verdict == "diverged":
-        return run.verdict, run.detail
-    if run.unconverged_steps:
-        return "PCG not converged", f"PCG did not converge in {run.unconverged_steps} step(s) (max {run.max_iterations} iterations)"
-    if run.constraint_error > CONSTRAINT_TOL:
-        return "constraint drift", f"loop closures drifted {run.constraint_error:.2g} m (> {CONSTRAINT_TOL:g} m)"
-    if passive and run.relative_energy_rise > ENERGY_RISE:
-        share = (f"{100 * run.relative_energy_rise:.0f} % of the {run.energy_scale:.3g} J in motion"
-                 if run.relative_energy_rise < 10 else f"the scene had {run.energy_scale:.2g} J in motion")
-        return "energy growth", f"energy rose {run.energy_rise:.3g} J, {share}"
-    return "stable", ""
-
-
-class Trial:
-    """A resumable run of one setting: ``advance(k)`` simulates up to k more frames and stops early
-    once :func:`judge` says unstable. Raises ValueError at construction when the solver cannot take
-    the scene (e.g. explicit with loop closures)."""
-
-    def __init__(self, scene, solver: str, substeps: int, fps: float, *, dt: float | None = None, options=None,
-                 energy_every: int = 1, start_energy=None, lazy_kinetic: bool = False):
-        self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
-        opts = options(self.dt) if callable(options) else dict(options or {})
-        opts.setdefault("on_unconverged", "ignore")  # counted in stats.unconverged_steps and judged here, not warned
-        self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
-        self.model = scene.model
-        self.run = Run(solver, int(substeps), self.dt)
-        self.passive = not scene.controllers
-        self._seen = self._its_sum = 0
-        self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
-        # lazy_kinetic: the kinetic energy (for the scale) only when the rise would fail against the scale known
-        # so far; a smaller scale only makes the verdict stricter, never wrongly stable (the advisor's trials)
-        self.lazy_kinetic = bool(lazy_kinetic)
-        # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable
-        self.start_energy = start_energy or (self.sim.energy(), kinetic_energy(scene.model, self.sim.state.q,
-                                                                                self.sim.state.qd))
-        self._e0, self._kemax = self.start_energy
-        self._emin = self._e0
-        self._floor = 1e-6 * max(abs(self._e0), 1.0)  # round-off of an energy of this size
-
-    def advance(self, frames: int) -> Run:
-        r, sim = self.run, self.sim
-        for _ in range(int(frames)):
-            if not r.stable:
-                break
-            w0, c0 = time.perf_counter(), time.process_time()
-            try:
-                if r.steps == 0:  # the first step pays compilation / first factorization: kept apart
-                    sim.step(1)
-                    r.first_step_seconds = time.process_time() - c0
-                    c0 = time.process_time()
-                    if r.substeps > 1:
-                        sim.step(r.substeps - 1)
-                        r.timed_steps += r.substeps - 1
-                else:
-                    sim.step(r.substeps)
-                    r.timed_steps += r.substeps
-            except SimulationError as err:
-                r.verdict, r.detail = "diverged", str(err).split(";")[0]
-            cpu = time.process_time() - c0
-            r.cpu_seconds += cpu
-            r.wall_seconds += time.perf_counter() - w0
-            if r.verdict != "diverged" and r.timed_steps:
-                self.run.frame_costs.append((cpu, r.substeps if r.steps else r.substeps - 1))
-                recent = self.run.frame_costs[len(self.run.frame_costs) // 2:]  # the later half of the timed frames
-                r.recent_cpu_seconds, r.recent_steps = sum(c for c, _ in recent), sum(n for _, n in recent)
-            r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
-            if r.verdict == "diverged":
-                break
-            r.frames += 1
-            self._measure()
-            r.verdict, r.detail = judge(r, passive=self.passive)
-        return r
-
-    def _measure(self):
-        r, sim = self.run, self.sim
-        its = sim.stats.iterations[self._seen:]  # this frame's steps only: long runs stay linear in time
-        if its:
-            self._seen += len(its)
-            self._its_sum += sum(its)
-            r.mean_iterations, r.max_iterations = self._its_sum / self._seen, max(r.max_iterations, max(its))
-        r.unconverged_steps = int(sim.stats.unconverged_steps)  # PCG solves that stopped at max_iter
-        r.constraint_error = max(r.constraint_error, float(sim.stats.constraint_error))
-        if r.frames % self.energy_every == 0:
-            self._measure_energy()
-
-    def check_energy(self) -> Run:
-        """Measure the energy now (between the every-k-frames checks) and judge again."""
-        if self.run.stable and self.run.frames % self.energy_every:
-            self._measure_energy()
-            self.run.verdict, self.run.detail = judge(self.run, passive=self.passive)
-        return self.run
-
-    def _measure_energy(self):
-        r, sim = self.run, self.sim
-        e = sim.energy()
-        self._emin = min(self._emin, e)
-        r.energy_rise = max(r.energy_rise, e - self._e0)
-        r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
-        if not self.lazy_kinetic or r.energy_rise > ENERGY_RISE * r.energy_scale:
-            self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
-            r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
+def _family(solver) -> object:
+    """The stepper class behind a solver name: solvers built by the same class (pcg, direct, dense: the RedMax
+    step) run the same step but for the part that class times as its linear solve (StepStats.solve_seconds)."""
+    maker = STEPPERS[solver]
+    return getattr(maker, "func", maker)
 
 
 _WARMED: set = set()  # (solver, scene features) whose kernels this process has run: see Advisor.warm_up
+_REFUSED: dict = {}  # (solver, scene features) -> why the Simulator refused that kind of scene (found by warm_up)
 
 
 def _features(scene) -> tuple:
@@ -299,9 +142,11 @@ class Advisor:
         self.skipped: list = []
         self.abandoned: set = set()  # (solver, substeps) trials stopped once measured slower than the pick
         self.same_steps: dict = {}  # solver -> (solver it steps like, largest state difference, cost ratio)
+        self.deferred: dict = {}  # solver not probed yet -> the probed solver whose stepper it shares (_family)
         self._start_energy = None
         self.warmup_seconds = 0.0
         self.advice: Advice | None = None
+        self._search_start = time.process_time()
 
     # --------------------------------------------------------------- search
     def _trial(self, solver, s) -> Trial:
@@ -314,23 +159,37 @@ class Advisor:
             self.order.append(key)
         return self.trials[key]
 
-    def _merge_same_steps(self):
-        """Solvers whose probes reached the same state (to SAME_STATE, relative) take the same steps, so
-        they share every stability verdict: a setting found unstable for one is not tried for the others.
-        Measured, not assumed: solvers that step differently stay apart. Each keeps its own cost."""
-        probes = [(sv, t) for (sv, s), t in self.trials.items()
-                  if s == self.ladder[0] and t.run.stable and t.run.frames == PROBE_FRAMES]
-        probes.sort(key=lambda p: p[1].run.first_step_seconds)
-        kept = []
-        for solver, trial in probes:
-            x = np.concatenate([trial.sim.state.q, trial.sim.state.qd])
-            for rep, rx, rcost in kept:
-                diff = float(np.max(np.abs(x - rx), initial=0.0)) / (1.0 + float(np.max(np.abs(rx), initial=0.0)))
-                if diff <= SAME_STATE:
-                    self.same_steps[solver] = (rep, diff, trial.run.first_step_seconds / rcost)
-                    break
-            else:
-                kept.append((solver, x, trial.run.first_step_seconds))
+    def _merge_same_steps(self, trial):
+        """A solver whose first frame reached the same state (to SAME_STATE, relative) as another solver's first
+        frame at the same substeps takes the same steps, so they share every stability verdict: a setting found
+        unstable for one is not tried for the other. Measured, not assumed: solvers that step differently stay
+        apart. Each keeps its own cost."""
+        x, r = trial.first_state, trial.run
+        if x is None or r.solver in self.same_steps:
+            return
+        for (sv, s), other in self.trials.items():
+            if sv == r.solver or s != r.substeps or other.first_state is None or sv in self.same_steps:
+                continue
+            rx = other.first_state
+            diff = float(np.max(np.abs(x - rx), initial=0.0)) / (1.0 + float(np.max(np.abs(rx), initial=0.0)))
+            if diff <= SAME_STATE:
+                self.same_steps[r.solver] = (sv, diff, r.first_step_seconds / other.run.first_step_seconds)
+                return
+
+    def _probe(self, solver, frames=PROBE_FRAMES) -> bool:
+        """``frames`` frames of ``solver`` at the first substep count (False: not applicable, and why noted)."""
+        self.deferred.pop(solver, None)
+        refused = _REFUSED.get((solver, _features(self.scene)))
+        try:
+            if refused is not None:  # as the warm-up found: the Simulator refuses this kind of scene
+                raise ValueError(refused)
+            trial = self._trial(solver, self.ladder[0])
+        except ValueError as err:
+            self.not_applicable[solver] = str(err)
+            return False
+        trial.advance(frames)  # the warm-up step's cost bounds a step's, its state shows how it steps
+        self._merge_same_steps(trial)
+        return True
 
     def _setup_factor(self) -> float:
         """How much a first step costs over a steady one, measured on the trials timed so far (the largest
@@ -362,21 +221,97 @@ class Advisor:
         ratio = run.steady_seconds_per_frame / best.steady_seconds_per_frame
         return ratio >= 2.0 or (ratio >= 1.0 and len(run.frame_costs) >= 2)
 
-    def _candidates(self):
-        """[(predicted CPU s per frame, solver, substeps)] still worth a trial, cheapest first."""
+    def _worst_unstable(self, solver, group) -> int:
+        """The most substeps at which ``solver`` or a solver taking the same steps (``group``: solver -> whose
+        steps it takes) was unstable (0: none); a verdict about a solver's own solve (SOLVER_VERDICTS) holds for
+        that solver only."""
+        return max((s for (sv, s), t in self.trials.items() if group.get(sv, sv) == group.get(solver, solver)
+                    and not t.run.stable and (sv == solver or t.run.verdict not in SOLVER_VERDICTS)), default=0)
+
+    def _deferred_bound(self, solver):
+        """(least CPU s per frame, solve share) ``solver`` (not probed yet) could cost: the shared part of its
+        step (``_shared_floor``) at the fewest substeps its stepper-mate is not known unstable at; None before the
+        mate is timed, or when the mate is unstable at every substep count."""
+        floor = self._shared_floor(solver)
+        if floor is None:
+            return None
+        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}
+        group[solver] = group[self.deferred[solver]]  # as if it takes its mate's steps (checked once probed)
+        fewest = [s for s in self.ladder if s > self._worst_unstable(solver, group)]
+        return (fewest[0] * floor[0], floor[1]) if fewest else None
+
+    def _shared_floor(self, solver):
+        """(CPU s per step, solve share) of the part of a step that ``solver`` (not probed yet) shares with the
+        probed solver of its stepper: that solver's steady step less its measured linear-solve time
+        (``Run.solve_share``) — what ``solver``'s step would cost with a free linear solve; before that solver is
+        timed, its estimated cost less its first step's solve share. None if it has no stable step at all."""
+        mate = self.deferred[solver]
+        runs = [t.run for (sv, _), t in self.trials.items() if sv == mate]
+        timed = [r for r in runs if r.recent_steps]
+        if timed:
+            run = max(timed, key=lambda r: r.timed_steps)
+            cost, share = run.steady_seconds_per_step, run.solve_share
+        else:  # only its first step: its estimated cost (_cost_per_step) and that step's solve share
+            first = [r for r in runs if r.stable and r.steps and r.first_step_seconds > 0]
+            if not first:
+                return None
+            cost, share = self._cost_per_step(mate), first[0].first_solve_share
+        share = min(max(share, 0.0), 1.0) if math.isfinite(share) else 0.0
+        return cost * (1.0 - share), share
+
+    def _candidates(self, best=None):
+        """[(predicted CPU s per frame, solver, substeps)] still worth a trial, cheapest first. A solver not
+        probed yet (``deferred``) is listed at its first substep count (its probe) with the least it could cost —
+        the shared part of its step (``_shared_floor``) at the fewest substeps its stepper-mate is not known
+        unstable at — once that is PROBE_ADVANTAGE× below ``best``, or when its stepper-mate gave no
+        measure and has nothing left to try."""
         out = []
         group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}  # solver -> whose steps it takes
         for solver in self.solvers:
-            if solver in self.not_applicable:
+            if solver in self.not_applicable or solver in self.deferred:
                 continue
-            worst_unstable = max((s for (sv, s), t in self.trials.items()  # an unstable verdict holds for the group
-                                  if group.get(sv) == group[solver] and not t.run.stable), default=0)
+            worst_unstable = self._worst_unstable(solver, group)
             best_stable = min((s for (sv, s), t in self.trials.items()
                                if sv == solver and t.run.stable and t.run.frames >= self.trial_frames), default=math.inf)
             slower = min((s for (sv, s) in self.abandoned if sv == solver), default=math.inf)
             c = self._cost_per_step(solver)
             out += [(s * c, solver, s) for s in self.ladder if worst_unstable < s < min(best_stable, slower)]
+        for solver, mate in self.deferred.items():
+            if self._shared_floor(solver) is None:
+                if not any(sv == mate for _, sv, _ in out):
+                    out.append((0.0, solver, self.ladder[0]))
+                continue
+            bound = self._deferred_bound(solver) if best is not None else None
+            if bound and bound[0] * PROBE_ADVANTAGE < best.steady_seconds_per_frame and self._within_budget(best):
+                out.append((bound[0], solver, self.ladder[0]))
         return sorted(out)
+
+    def _one_sample(self, cands, best):
+        """The started, unfinished, stable trial of a candidate whose cost rests on one timed frame and is within
+        2× of ``best`` (the threshold at which ``_slower`` abandons a trial after one frame), or None."""
+        for p, sv, ss in cands:
+            t = self.trials.get((sv, ss))
+            if (t is not None and sv not in self.deferred and t.run.stable and len(t.run.frame_costs) == 1
+                    and t.run.frames < self.trial_frames and p < 2.0 * best.steady_seconds_per_frame):
+                return t
+        return None
+
+    def _order(self, cand):
+        """(sort key, ...) of a candidate: its predicted cost, × ADVANTAGE for a setting just above a failure of its
+        solver (or a solver taking the same steps) — the likelier to fail too, and a failure that shows late costs
+        a whole trial — so within ADVANTAGE (the timings' noise) the others go first, and after a stable setting
+        it must promise ADVANTAGE² to be tried."""
+        pred, solver, s = cand
+        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}
+        near_failure = solver not in self.deferred and self._worst_unstable(solver, group) > 0
+        return (pred * (ADVANTAGE if near_failure else 1.0), solver, s)
+
+    def _within_budget(self, best) -> bool:
+        """Whether one more probe keeps the advisor within PROBE_BUDGET of the bake ``best`` predicts (the probe
+        estimated as the costliest so far: Simulator construction and first step)."""
+        probe = max((t.run.setup_seconds + t.run.first_step_seconds for t in self.trials.values()), default=0.0)
+        spent = time.process_time() - self._search_start
+        return spent + probe <= PROBE_BUDGET * best.steady_seconds_per_frame * (self.frames - 1)
 
     def warm_up(self):
         """Generator: one untimed step of each solver on the scene, once per process
@@ -392,8 +327,10 @@ class Advisor:
             try:
                 opts = self.options(1.0 / self.fps) if callable(self.options) else dict(self.options or {})
                 Simulator(self.scene, solver, dt=1.0 / self.fps, **{"on_unconverged": "ignore", **opts}).step(1)
-            except (ValueError, SimulationError):
-                pass  # not applicable or diverging at once: the probe finds out and says so
+            except ValueError as err:  # not applicable to this kind of scene (explicit and loop closures)
+                _REFUSED[key] = str(err)
+            except SimulationError:
+                pass  # diverging at once: the probe finds out and says so
             _WARMED.add(key)
             yield 0.0, f"loading the {solver} solver's kernels"
         if loaded:
@@ -404,25 +341,39 @@ class Advisor:
         Kernels are loaded first (``warm_up``, timed apart: ``Advice.warmup_seconds``)."""
         yield from self.warm_up()
         w0, c0 = time.perf_counter(), time.process_time()
+        self._search_start = c0
         for solver in self.solvers:  # probe: cost per step at one substep (and divergence, if immediate)
-            try:
-                trial = self._trial(solver, self.ladder[0])
-            except ValueError as err:
-                self.not_applicable[solver] = str(err)
+            mate = next((sv for (sv, _) in self.trials if _family(sv) == _family(solver)), None)
+            if mate is not None:  # the same stepper but for its linear solve: probed when it could pay (_candidates)
+                self.deferred[solver] = mate
                 continue
-            trial.advance(PROBE_FRAMES)  # the warm-up step: its cost bounds a step's, its state shows how it steps
-            yield 0.0, f"probing {solver}"
-        self._merge_same_steps()
+            if self._probe(solver):
+                yield 0.0, f"probing {solver}"
         while True:
-            cands = self._candidates()
             best = self._best()
+            cands = self._candidates(best)
+            if not cands and best is None and self.deferred:  # nothing stable: the solvers not probed yet may be
+                cands = [(0.0, sv, self.ladder[0]) for sv in self.deferred]
             if not cands:
                 break
-            pred, solver, s = cands[0]
-            if best is not None and pred * ADVANTAGE >= best.steady_seconds_per_frame:
+            # after a stable setting, another runs only if predicted ADVANTAGE× cheaper (ADVANTAGE² just above a
+            # failure of its solver: see _order)
+            worth = [c for c in cands if best is None or self._order(c)[0] * ADVANTAGE < best.steady_seconds_per_frame]
+            if not worth:
+                again = self._one_sample(cands, best)
+                if again is not None:  # one timed frame can be off 2× on a busy machine: a second before ruling out
+                    again.advance(1)
+                    yield again.run.frames / self.trial_frames, f"{again.run.solver}: one more timed frame"
+                    continue
                 for p, sv, ss in cands:
-                    self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
+                    if sv not in self.deferred:
+                        self.skipped.append((sv, ss, p / best.steady_seconds_per_frame))
                 break
+            pred, solver, s = min(worth, key=self._order)
+            if solver in self.deferred:
+                self._probe(solver, 1)  # a warm-up step: how it steps (shared verdicts) and a bound on its cost
+                yield 0.0, f"probing {solver}"
+                continue
             trial = self._trial(solver, s)
             while trial.run.stable and trial.run.frames < self.trial_frames:
                 trial.advance(1)
@@ -447,6 +398,18 @@ class Advisor:
         tried = set(self.trials)
         reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.trial_frames, self.fps, self.ladder, tried,
                            self.same_steps)
+        for solver, mate in self.deferred.items():  # never probed: the most a free linear solve could save
+            bound = self._deferred_bound(solver)
+            if pick is not None and bound is not None:
+                ratio = bound[0] / pick.steady_seconds_per_frame
+                why = (f"probed below {1 / PROBE_ADVANTAGE:.2f}×" if ratio * PROBE_ADVANTAGE >= 1 else
+                       f"a probe would have taken the advisor past {100 * PROBE_BUDGET:g} % of the bake")
+                reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, where {mate} "
+                               f"spends {100 * bound[1]:.0f} % of its step; even with a free solve it would cost "
+                               f"≥ {ratio:.2f}× the pick ({why})")
+            elif pick is not None:
+                reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, and {mate} "
+                               "was never timed stable enough to bound it")
         reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe), so it shares "
                     f"{rep}'s verdicts; its first step (setup included) took {ratio:.1f}× {rep}'s"
                     for sv, (rep, diff, ratio) in self.same_steps.items()]

@@ -22,7 +22,8 @@ class SimulationStats:
     0 for the direct solvers); ``total_iterations``: summed over those solves;
     ``constraint_error``: largest loop-closure violation after the last step (m); ``converged``:
     per step, False when a PCG solve stopped at ``max_iter`` (always True for the other solvers);
-    ``unconverged_steps``: how many such steps."""
+    ``unconverged_steps``: how many such steps; ``solve_seconds``: wall seconds of the steps spent in the
+    part their linear-solver option changes (``StepStats.solve_seconds``; 0 for solvers without one)."""
 
     steps: int = 0
     iterations: list = field(default_factory=list)
@@ -31,6 +32,7 @@ class SimulationStats:
     wall_seconds: float = 0.0
     converged: list = field(default_factory=list)  # per step: False when a PCG solve hit max_iter
     unconverged_steps: int = 0
+    solve_seconds: float = 0.0
 
     @property
     def mean_iterations(self) -> float:
@@ -121,6 +123,7 @@ class Simulator:
             stats.iterations.append(stepper.stats.iterations)
             stats.total_iterations.append(stepper.stats.total_iterations)
             stats.constraint_error = stepper.stats.constraint_error
+            stats.solve_seconds += stepper.stats.solve_seconds
         stats.wall_seconds += time.perf_counter() - t0
         return self.state
 

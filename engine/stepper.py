@@ -43,12 +43,15 @@ class Control(NamedTuple):
 class StepStats:
     """What one step reports. iterations: the most iterations any linear solve of the step took
     (0 for direct solvers); total_iterations: summed over the step's solves; solves: how many;
-    constraint_error: the largest constraint violation after the step (m)."""
+    constraint_error: the largest constraint violation after the step (m); solve_seconds: wall seconds
+    spent in the part of the step its linear-solver option changes (0 when a stepper has no such option).
+    The settings advisor reads it: the rest of the step is the same whichever linear solver runs."""
 
     iterations: int = 0
     total_iterations: int = 0
     solves: int = 0
     constraint_error: float = 0.0
+    solve_seconds: float = 0.0
 
 
 class Stepper(Protocol):

@@ -5,7 +5,7 @@
 
 For every grid of the spec (one scene each): the advisor runs on the same scene, choices and bake
 (fps, frames), once to warm up (kernels loaded, as the first bake of a session pays it) and REPEATS
-times timed; then each recommended setting bakes the whole motion in the same process, timed. Every
+times timed, each followed by a bake of its pick over the whole motion in the same process. Every
 pick is looked up in the sweep: stable over the whole motion there, and its bake's CPU time against
 the fastest stable cell of the same grid. Prints the table and writes it as markdown.
 """
@@ -29,7 +29,8 @@ from engine.advise_cli import build_scene, format_advice  # noqa: E402
 from engine.sweep import load_spec, read_rows  # noqa: E402
 
 SPEC = Path(__file__).resolve().parent / "sweeps" / "advisor.toml"
-REPEATS = 7  # timed advisor runs per scene, and bakes per pick (min/median/max shown: the machine is shared)
+REPEATS = 11  # timed advisor runs per scene, each followed by a bake of its pick (min/median/max shown: the machine is shared)
+BAKES_PER_PICK = 5  # at least, for a pick made by few runs
 
 
 def _bake(make, solver, dt, substeps, frames):
@@ -56,16 +57,22 @@ def check(spec_path, sweep_dir, labels=None):
         ladder = sorted({int(c["substeps"]) for c in cells})
         make = lambda: build_scene(c0.get("scene"), c0["params"], scene_file=c0.get("scene_file"), urdf=c0.get("urdf"))  # noqa: E731
         Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()  # warm-up (kernels loaded)
-        runs = [Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run() for _ in range(REPEATS)]
-        build = []
+        # each advisor run is followed by a bake of its pick, so that both sample the same load on the shared
+        # machine; every pick is baked at least BAKES_PER_PICK times (median)
+        runs, bakes, build = [], {}, []  # bakes: (solver, substeps) -> [(cpu, wall)]
         for _ in range(REPEATS):
+            a = Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()
+            runs.append(a)
+            if a.pick is not None:
+                bakes.setdefault((a.solver, a.substeps), []).append(_bake(make, a.solver, a.pick.dt, a.substeps, frames))
             c = time.process_time()
             make()
             build.append(time.process_time() - c)
-        bakes = {}  # (solver, substeps) -> [(cpu, wall)] of REPEATS bakes
         for a in runs:
-            if a.pick is not None and (a.solver, a.substeps) not in bakes:
-                bakes[(a.solver, a.substeps)] = [_bake(make, a.solver, a.pick.dt, a.substeps, frames) for _ in range(REPEATS)]
+            if a.pick is not None:
+                done = bakes[(a.solver, a.substeps)]
+                while len(done) < BAKES_PER_PICK:
+                    done.append(_bake(make, a.solver, a.pick.dt, a.substeps, frames))
         bake_cpu = {k: float(np.median([b[0] for b in v])) for k, v in bakes.items()}
         mine = [r for r in rows if r["label"] == label]
         stable = [r for r in mine if r["stable"] is True]
@@ -108,12 +115,18 @@ def markdown(results, spec_path, sweep_dir) -> str:
              "Costs are process CPU seconds with OpenBLAS on one thread; a sweep cell's bake cost leaves out its first "
              f"step (compilation). The advisor ran once to warm up (kernels loaded, as after a session's first bake), "
              f"then {REPEATS} times timed, each on a freshly built scene; every pick of those runs is looked up in the "
-             f"sweep. The bake it advises on — `Simulator(scene, pick)` and 249 frames, the scene built before the "
-             f"clock starts, as the advisor is given a built scene — ran {REPEATS} times per pick in the same "
-             "process; its median is the denominator of *advisor / bake* for each run (min / median / max over the "
-             "runs). The last column adds building the scene from its parameters to the bake (the protocol of the "
-             "first version of this page). The machine is shared by several developers: CPU times still vary by "
-             "±20 % from run to run.", "",
+             "sweep.", "",
+             "**Advisor / bake**, per advisor run: the numerator is the advisor's CPU time, `Advice.cpu_seconds` — "
+             "`time.process_time()` from its first probe to its recommendation, so every Simulator it builds, every "
+             "step, energy check and decision counts; only the kernel warm-up (once per process, before the "
+             "search) is left out, as it is left out of the bake. The denominator is the CPU time "
+             "(`time.process_time()`) of the bake it advises on: `Simulator(scene, pick)` built and stepped for 249 "
+             "frames at the pick's substeps, on a scene built before the clock starts (the advisor too is given a "
+             f"built scene), the median of the bakes of that pick in the same process (each advisor run is followed by a "
+             f"bake of its pick, so both sample the same load; at least {BAKES_PER_PICK} per pick). The table gives the min / median "
+             "/ max of that ratio over the runs; the last column adds building the scene from its parameters to "
+             "the bake. The machine is shared by several developers (load average 4–12 while these ran): single "
+             "runs vary by ±20 % and more.", "",
              "| scene | dofs | picks in the runs | stable over the whole bake (sweep) | pick's bake CPU s (sweep) "
              "| fastest stable in the sweep | pick / fastest (≤ 1.5) | advisor CPU ms, min / median / max "
              "| bake CPU ms (median) | advisor / bake, min / median / max (< 10 %) | advisor / (build + bake), median "

@@ -95,3 +95,48 @@ def test_stiffness_scale_multiplies_every_spring():
     np.testing.assert_allclose([p[4] for p in scaled.pairs], [3.0 * p[4] for p in ref.pairs])
     with pytest.raises(ValueError, match="≥ 0"):
         scale_stiffness(ref, -1.0)
+
+
+def test_the_redmax_step_times_its_linear_solve():
+    """StepStats.solve_seconds: the part of a RedMax step its linear solver changes (what the advisor bounds the
+    other linear solvers by); a stepper without a linear solve reports none."""
+    from engine import Simulator
+
+    coupled = Simulator(scenes.tree(2), "pcg", dt=1 / 60)  # springs join moving bodies: PCG iterates
+    coupled.step(5)
+    assert 0 < coupled.stats.solve_seconds <= coupled.stats.wall_seconds
+    scene = scenes.hanging_chain(8)
+    pcg = Simulator(scene, "pcg", dt=1 / 60)  # no couplings: one exact block solve, which no linear solver beats
+    pcg.step(5)
+    assert pcg.stats.solve_seconds == 0
+    direct = Simulator(scene, "direct", dt=1 / 60)
+    direct.step(5)
+    assert 0 < direct.stats.solve_seconds < direct.stats.wall_seconds
+    explicit = Simulator(scene, "explicit", dt=1 / 600)
+    explicit.step(5)
+    assert explicit.stats.solve_seconds == 0
+    run = Trial(scene, "explicit", 2, 60).advance(3)
+    assert run.solve_share == 0.0
+    run = Trial(scene, "pcg", 2, 60).advance(3)
+    assert run.solve_share == 0.0  # the chain's block solve is exact: nothing to gain from another solver
+    run = Trial(scenes.tree(2), "pcg", 2, 60).advance(3)
+    assert 0 < run.solve_share <= 1
+
+
+def test_every_solver_not_picked_has_a_reason_probed_or_not():
+    """Solvers sharing PCG's step are probed only when they could pay; either way the advice says why."""
+    advice = Advisor(scenes.hanging_chain(16), fps=30, frames=60).run()
+    assert advice.pick is not None
+    for solver in ("explicit", "pcg", "direct", "dense"):
+        if solver != advice.solver:
+            assert any(line.startswith(f"{solver}: ") for line in advice.reasons), (solver, advice.reasons)
+
+
+def test_solvers_not_probed_yet_are_probed_when_nothing_is_stable():
+    """PCG unstable at the only substep count offered: direct and dense are probed (they might step
+    differently), take the same steps and share the verdict."""
+    scene = scenes.chain(10)
+    advice = Advisor(scene, fps=FPS, frames=FRAMES, substeps=[1], solvers=["pcg", "direct", "dense"],
+                     options=THESIS_STEP).run()
+    assert advice.pick is None
+    assert {r.solver for r in advice.trials} == {"pcg", "direct", "dense"}

@@ -51,3 +51,20 @@ def test_kinetic_energy_equals_half_qd_M_qd():
     q, qd = engine.random_configuration(model, np.random.default_rng(4))
     M = engine.crba(model, q)
     assert np.isclose(engine.kinetic_energy(model, q, qd), 0.5 * qd @ M @ qd, rtol=1e-12)
+
+
+def test_energies_from_a_workspace_equal_the_recomputed_ones():
+    """The simulators' energy reads the link velocities and poses its force pass left in the workspace
+    (energy.kinetic_energy_of_links / potential_energy_of_links): the same numbers as recomputing them."""
+    from engine.algorithms.kinematics import joint_pass, velocity_pass, world_pass
+    from engine.energy import kinetic_energy_of_links, potential_energy_of_links
+
+    model = engine.random_tree(9, seed=11, floating_base=True)
+    q, qd = engine.random_configuration(model, np.random.default_rng(3))
+    ws = model.make_workspace()
+    joint_pass(model.tree, q, ws)
+    world_pass(model.tree, ws)
+    velocity_pass(model.tree, q, qd, ws)
+    np.testing.assert_allclose(kinetic_energy_of_links(model, ws.v), engine.kinetic_energy(model, q, qd), rtol=1e-12)
+    np.testing.assert_allclose(potential_energy_of_links(model, ws.X0_E, ws.X0_r), engine.potential_energy(model, q),
+                               rtol=1e-12, atol=1e-12)

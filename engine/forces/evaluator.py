@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
-from ..energy import kinetic_energy, potential_energy
+from ..energy import kinetic_energy_of_links, potential_energy_of_links
 from ..integrators import configuration_difference
 from ..spatial import add_transformed_inertia
 from .point_force import point_force_kernel
@@ -109,7 +109,7 @@ class ForceEvaluator:
 
     def energy(self, state, control, ws) -> float:
         """Kinetic + gravitational + spring + point-force + joint-spring energy (J) at ``state``."""
-        self.evaluate(state.q, state.qd, control, ws)
+        self.evaluate(state.q, state.qd, control, ws)  # also the link velocities and poses the energies read
         joint_pe = self.joint_spring_energy(state.q, control.joint_rest)
-        return (kinetic_energy(self.model, state.q, state.qd) + potential_energy(self.model, state.q)
+        return (kinetic_energy_of_links(self.model, ws.v) + potential_energy_of_links(self.model, ws.X0_E, ws.X0_r)
                 + self.spring_energy + self.point_force_energy + joint_pe)
