@@ -38,7 +38,7 @@ JIT_ENABLED = HAVE_NUMBA
 _FASTMATH = {"contract", "arcp", "nsz"}
 
 
-def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
+def kernel(fn=None, *, parallel: bool = False, inline: bool = False, simd_lanes: bool = False):
     """Compile ``fn`` with ``numba.njit(cache=True, fastmath=_FASTMATH)`` when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
@@ -46,16 +46,37 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
     Kernels release the GIL (``nogil``), so Python threads can run them in
     parallel on separate workspaces. ``inline=True`` inlines the function into its callers at numba-IR level:
     used for small helpers on hot paths, where a call that passes array
-    structs by value costs more than the arithmetic.
+    structs by value costs more than the arithmetic. ``simd_lanes=True`` compiles
+    the kernel (and what it calls) with LLVM's SLP vectorizer, which numba leaves
+    off by default: for kernels written in ``algorithms._lanes`` style.
     """
 
     def wrap(f):
         if not JIT_ENABLED:
             return f
-        return _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
-                           inline="always" if inline else "never")(f)
+        d = _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
+                        inline="always" if inline else "never")(f)
+        return _with_slp_vectorizer(d) if simd_lanes else d
 
     return wrap if fn is None else wrap(fn)
+
+
+def _with_slp_vectorizer(dispatcher):
+    """Run the dispatcher's compilations with numba's ``SLP_VECTORIZE`` switch on (numba reads it
+    when it builds each pass pipeline; compilations hold numba's global compiler lock)."""
+    compile_ = dispatcher.compile
+
+    def compile(sig):
+        config = _numba.core.config
+        before = config.SLP_VECTORIZE
+        config.SLP_VECTORIZE = 1
+        try:
+            return compile_(sig)
+        finally:
+            config.SLP_VECTORIZE = before
+
+    dispatcher.compile = compile
+    return dispatcher
 
 
 if JIT_ENABLED:
