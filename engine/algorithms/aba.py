@@ -10,7 +10,9 @@ import numpy as np
 
 from .._jit import kernel
 from ..spatial import copy_inertia, add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
-from ._checks import as_body_forces, as_q, as_v
+from ..errors import ModelError
+from ._checks import as_body_forces, as_q, as_v, inputs_ok, is_plain_vector
+from ._flat import flat_model, unpack_tree, unpack_workspace
 from .dense import invert_spd_block
 from .kinematics import joint_pass, velocity_pass
 
@@ -145,17 +147,37 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
                 ai[k] += ws.S[vs + d, k] * qdd[vs + d]
 
 
-def aba(model, q, qd, tau, f_ext=None) -> np.ndarray:
+@kernel
+def aba_flat(ints, floats, work, q, qd, tau, f_ext, qdd):
+    """aba_kernel on a FlatModel's buffers (plain arrays: a cheap launch), after the input checks;
+    returns False (qdd untouched) when an input fails them."""
+    tree = unpack_tree(ints, floats)
+    if not inputs_ok(tree, q, qd, tau):
+        return False
+    aba_kernel(tree, q, qd, tau, f_ext, unpack_workspace(ints, work), qdd)
+    return True
+
+
+def aba(model, q, qd, tau, f_ext=None, *, out=None) -> np.ndarray:
     """Forward dynamics q̈ (nv,) = M⁻¹ (τ − C q̇ − g + Jᵀ f_ext) in O(n).
 
     q: (nq,), qd, tau: (nv,); f_ext: optional (n_bodies, 6) spatial forces
     [moment; force] on each body in its link frame (N·m, N). Gravity is the
-    model's (``model.gravity``, m/s²).
+    model's (``model.gravity``, m/s²). out: optional (nv,) float64 array to
+    write q̈ into (returned). Computes in the model's flat workspace
+    (``algorithms._flat``), not ``model.data``.
     """
-    q = as_q(model, q)
-    qd = as_v(model, qd, "qd")
-    tau = as_v(model, tau, "tau")
-    f = as_body_forces(model, f_ext)
-    qdd = np.empty(model.nv)
-    aba_kernel(model.tree, q, qd, tau, f, model.data, qdd)
-    return qdd
+    flat = model.__dict__.get("_flat") or flat_model(model)
+    nv = model.nv
+    if not (is_plain_vector(q, model.nq) and is_plain_vector(qd, nv) and is_plain_vector(tau, nv)):
+        q, qd, tau = as_q(model, q), as_v(model, qd, "qd"), as_v(model, tau, "tau")
+    f = flat.zero_forces if f_ext is None else as_body_forces(model, f_ext)
+    if out is None:
+        out = np.empty(nv)
+    elif not is_plain_vector(out, nv):
+        raise ModelError(f"out: expected a contiguous float64 array of shape ({nv},), got {type(out).__name__} "
+                         f"{getattr(out, 'dtype', '')} {np.shape(out)}")
+    if not aba_flat(flat.ints, flat.floats, flat.work, q, qd, tau, f, out):
+        as_q(model, q), as_v(model, qd, "qd"), as_v(model, tau, "tau")  # raise the error that names the joint
+        raise ModelError("aba: an input failed the kernel's checks")  # (the two checks disagree: a bug)
+    return out
