@@ -66,11 +66,6 @@ def as_body_forces(model, f_ext) -> np.ndarray:
     return f
 
 
-def is_plain_vector(x, size: int) -> bool:
-    """x is already a (size,) contiguous float64 ndarray: kernels can take it as it is."""
-    return type(x) is np.ndarray and x.dtype is F8 and x.shape == (size,) and x.strides == (8,)
-
-
 @kernel(inline=True)
 def all_finite(x):
     for k in range(x.shape[0]):

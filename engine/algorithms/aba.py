@@ -11,7 +11,7 @@ import numpy as np
 from .._jit import kernel
 from ..spatial import copy_inertia, add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
 from ..errors import ModelError
-from ._checks import as_body_forces, as_q, as_v, inputs_ok, is_plain_vector
+from ._checks import F8, as_body_forces, as_q, as_v, inputs_ok
 from ._flat import flat_model, unpack_tree, unpack_workspace
 from .dense import invert_spd_block
 from .kinematics import joint_pass, velocity_pass
@@ -149,10 +149,12 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
 
 @kernel
 def aba_flat(ints, floats, work, q, qd, tau, f_ext, qdd):
-    """aba_kernel on a FlatModel's buffers (plain arrays: a cheap launch), after the input checks;
-    returns False (qdd untouched) when an input fails them."""
+    """aba_kernel on a FlatModel's buffers (plain arrays: a cheap launch), after the input checks
+    (sizes, finite values, unit quaternions); returns False (qdd untouched) when one fails."""
     tree = unpack_tree(ints, floats)
-    if not inputs_ok(tree, q, qd, tau):
+    nv = ints[1]
+    if not (q.shape[0] == ints[2] and qd.shape[0] == nv and tau.shape[0] == nv and qdd.shape[0] == nv
+            and inputs_ok(tree, q, qd, tau)):
         return False
     aba_kernel(tree, q, qd, tau, f_ext, unpack_workspace(ints, work), qdd)
     return True
@@ -168,16 +170,24 @@ def aba(model, q, qd, tau, f_ext=None, *, out=None) -> np.ndarray:
     (``algorithms._flat``), not ``model.data``.
     """
     flat = model.__dict__.get("_flat") or flat_model(model)
-    nv = model.nv
-    if not (is_plain_vector(q, model.nq) and is_plain_vector(qd, nv) and is_plain_vector(tau, nv)):
+    # the launch takes 1-D contiguous float64 arrays as they are (the kernel checks sizes and values)
+    if not (type(q) is _ndarray and type(qd) is _ndarray and type(tau) is _ndarray and q.dtype is F8
+            and qd.dtype is F8 and tau.dtype is F8 and q.strides == _UNIT and qd.strides == _UNIT
+            and tau.strides == _UNIT):
         q, qd, tau = as_q(model, q), as_v(model, qd, "qd"), as_v(model, tau, "tau")
     f = flat.zero_forces if f_ext is None else as_body_forces(model, f_ext)
     if out is None:
-        out = np.empty(nv)
-    elif not is_plain_vector(out, nv):
-        raise ModelError(f"out: expected a contiguous float64 array of shape ({nv},), got {type(out).__name__} "
-                         f"{getattr(out, 'dtype', '')} {np.shape(out)}")
+        out = np.empty(model.nv)
+    elif not (type(out) is _ndarray and out.dtype is F8 and out.strides == _UNIT):
+        raise ModelError(f"out: expected a contiguous float64 array of shape ({model.nv},), got "
+                         f"{type(out).__name__} {getattr(out, 'dtype', '')} {np.shape(out)}")
     if not aba_flat(flat.ints, flat.floats, flat.work, q, qd, tau, f, out):
+        if out.shape != (model.nv,):
+            raise ModelError(f"out: expected shape ({model.nv},), got {out.shape}")
         as_q(model, q), as_v(model, qd, "qd"), as_v(model, tau, "tau")  # raise the error that names the joint
         raise ModelError("aba: an input failed the kernel's checks")  # (the two checks disagree: a bug)
     return out
+
+
+_ndarray = np.ndarray
+_UNIT = (8,)  # strides of a 1-D contiguous float64 array
