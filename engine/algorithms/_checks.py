@@ -75,10 +75,9 @@ def all_finite(x):
 
 
 @kernel(inline=True)
-def inputs_ok(tree, q, qd, tau):
-    """The checks of as_q / as_v in a kernel: finite q, qd, tau and unit quaternions. On False the
-    launcher reruns the Python checks, which name the offending joint."""
-    if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
+def configuration_ok(tree, q):
+    """as_q's checks in a kernel: finite q and unit quaternions."""
+    if not all_finite(q):
         return False
     for i in range(tree.parent.shape[0]):
         jt = tree.joint_type[i]
@@ -88,3 +87,10 @@ def inputs_ok(tree, q, qd, tau):
             if not abs(norm - 1.0) <= UNIT_QUATERNION_TOL:
                 return False
     return True
+
+
+@kernel(inline=True)
+def inputs_ok(tree, q, qd, tau):
+    """The checks of as_q / as_v in a kernel: finite q, qd, tau and unit quaternions. On False the
+    launcher reruns the Python checks, which name the offending joint."""
+    return all_finite(qd) and all_finite(tau) and configuration_ok(tree, q)

@@ -16,7 +16,7 @@ import numpy as np
 from .._jit import contiguous_view, kernel
 from ..model import KinematicTree, Workspace
 
-# ints: [n, nv, nq] then parent, joint_type, q_start, v_start, joint_nv (n each)
+# ints: [n, nv, nq] then parent, joint_type, q_start, v_start, joint_nv (n each), dof_body (nv)
 _HEADER = 3
 
 
@@ -27,7 +27,7 @@ def _workspace_shapes(n: int, nv: int):
 
 
 class FlatModel:
-    """ints (int64), floats (float64, read-only): the model's tree; work (float64): one workspace;
+    """ints (int64, with model.dof_body), floats (float64, read-only): the model's tree; work (float64): one workspace;
     ``ws``: that workspace as a ``Workspace`` of views (for Python-side launches and tests);
     ``zero_forces`` (n, 6): zeros, never written (the default external forces)."""
 
@@ -35,7 +35,7 @@ class FlatModel:
         t = model.tree
         n, nv = model.n_bodies, model.nv
         self.ints = np.concatenate([[n, nv, model.nq], t.parent, t.joint_type, t.q_start, t.v_start,
-                                    t.joint_nv]).astype(np.int64)
+                                    t.joint_nv, model.dof_body]).astype(np.int64)
         self.floats = np.concatenate([t.joint_axis.ravel(), t.tree_E.ravel(), t.tree_r.ravel(),
                                       t.link_inertia.ravel(), t.gravity.ravel()]).astype(np.float64)
         shapes = _workspace_shapes(n, nv)
@@ -70,6 +70,12 @@ def unpack_tree(ints, floats):
                          contiguous_view(ints, h + 3 * n, (n,)), contiguous_view(ints, h + 4 * n, (n,)),
                          contiguous_view(floats, 3 * n, (n, 3, 3)), contiguous_view(floats, 12 * n, (n, 3)),
                          contiguous_view(floats, 15 * n, (n, 6, 6)), contiguous_view(floats, 51 * n, (6,)))
+
+
+@kernel(inline=True)
+def unpack_dof_body(ints):
+    """model.dof_body (nv,): the body of every dof, as a view into the FlatModel's ints."""
+    return contiguous_view(ints, _HEADER + 5 * ints[0], (ints[1],))
 
 
 @kernel(inline=True)

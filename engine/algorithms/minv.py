@@ -30,7 +30,9 @@ import numpy as np
 from .._jit import kernel, prange
 from ..spatial import transform_force_transpose, transform_motion_inverse
 from . import _lanes as lanes
-from ._checks import as_q
+from ..errors import ModelError
+from ._checks import F8, as_q, configuration_ok
+from ._flat import flat_model, unpack_dof_body, unpack_tree, unpack_workspace
 from ._lanes import LANES
 from .aba import articulated_inertia_pass
 from .kinematics import joint_pass, world_pass
@@ -250,10 +252,40 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None, ws=None) 
     Since M⁻¹ is symmetric, row k is written with column k. Optional inertia (n, 6, 6)
     link-frame blocks replacing the bodies' inertias and joint_diag (nv,) added to the joint
     space (an armature: D = Sᵀ Iᴬ S + diag) give (M' + diag)⁻¹ the same way, M' = crba(inertia).
-    ws: the workspace to compute in (default ``model.data``; a stepper passes its own).
+    ws: the workspace to compute in (default: the model's flat workspace, ``algorithms._flat``, for
+    the plain single-thread inverse — one launch —, else ``model.data``).
     """
+    if threads <= 1 and inertia is None and joint_diag is None and ws is None:
+        flat = model.__dict__.get("_flat") or flat_model(model)
+        if not (type(q) is np.ndarray and q.dtype is F8 and q.strides == (8,)):
+            q = as_q(model, q)
+        Minv = np.empty((model.nv, model.nv))
+        if not minv_flat(flat.ints, flat.floats, flat.work, q, Minv):
+            as_q(model, q)  # raises the error that names the joint
+            raise ModelError("minv: q failed the kernel's checks")  # (the two checks disagree: a bug)
+        return Minv
     return minv_and_point_rows(model, q, _NO_BODIES, _NO_BODIES, _NO_MAPS, threads=threads, inertia=inertia,
                                joint_diag=joint_diag, ws=ws)[0]
+
+
+@kernel(simd_lanes=True)
+def minv_flat(ints, floats, work, q, Minv):
+    """prepare_minv and minv_kernel in one launch on a FlatModel's buffers, after checking q (size,
+    finite values, unit quaternions); False (Minv untouched) when it fails."""
+    tree = unpack_tree(ints, floats)
+    if not (q.shape[0] == ints[2] and configuration_ok(tree, q)):
+        return False
+    ws = unpack_workspace(ints, work)
+    nv = ints[1]
+    s_w = np.empty((nv, 6))
+    U_w = np.empty((nv, 6))
+    joint_pass(tree, q, ws)
+    world_pass(tree, ws)
+    articulated_inertia_pass(tree, ws, tree.link_inertia, ws.zero_nv)
+    world_articulated_quantities(tree, ws, s_w, U_w)
+    minv_kernel(tree, ws.Dinv, unpack_dof_body(ints), s_w, U_w, Minv, np.zeros(0, dtype=np.int64),
+                np.zeros(0, dtype=np.int64), np.zeros((0, 3, 6)), np.empty((nv, 0)), -1)
+    return True
 
 
 def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None, ws=None):
