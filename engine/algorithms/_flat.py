@@ -16,7 +16,8 @@ import numpy as np
 from .._jit import contiguous_view, kernel
 from ..model import KinematicTree, Workspace
 
-# ints: [n, nv, nq] then parent, joint_type, q_start, v_start, joint_nv (n each), dof_body (nv)
+# ints: [n, nv, nq] then parent, joint_type, q_start, v_start, joint_nv (n each), dof_body (nv), and the
+# offsets of the workspace fields in work (21)
 _HEADER = 3
 
 
@@ -27,27 +28,24 @@ def _workspace_shapes(n: int, nv: int):
 
 
 class FlatModel:
-    """ints (int64, with model.dof_body), floats (float64, read-only): the model's tree; work (float64): one workspace;
-    ``ws``: that workspace as a ``Workspace`` of views (for Python-side launches and tests);
+    """ints (int64, also dof_body and the workspace offsets) and floats (float64), both read-only: the
+    model's tree; work (float64): one workspace, ``ws`` the same as a ``Workspace`` of views;
     ``zero_forces`` (n, 6): zeros, never written (the default external forces)."""
 
     def __init__(self, model):
         t = model.tree
         n, nv = model.n_bodies, model.nv
+        shapes = _workspace_shapes(n, nv)
+        sizes = [int(np.prod(s)) for s in shapes]
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         self.ints = np.concatenate([[n, nv, model.nq], t.parent, t.joint_type, t.q_start, t.v_start,
-                                    t.joint_nv, model.dof_body]).astype(np.int64)
+                                    t.joint_nv, model.dof_body, offsets]).astype(np.int64)
         self.floats = np.concatenate([t.joint_axis.ravel(), t.tree_E.ravel(), t.tree_r.ravel(),
                                       t.link_inertia.ravel(), t.gravity.ravel()]).astype(np.float64)
-        shapes = _workspace_shapes(n, nv)
-        self.work = np.zeros(sum(int(np.prod(s)) for s in shapes))
+        self.work = np.zeros(sum(sizes))
         self.ints.flags.writeable = False
         self.floats.flags.writeable = False
-        views, o = [], 0
-        for s in shapes:
-            size = int(np.prod(s))
-            views.append(self.work[o:o + size].reshape(s))
-            o += size
-        self.ws = Workspace(*views)
+        self.ws = Workspace(*(self.work[o:o + size].reshape(s) for o, size, s in zip(offsets, sizes, shapes)))
         self.zero_forces = np.zeros((n, 6))
         self.zero_forces.flags.writeable = False
 
@@ -80,37 +78,19 @@ def unpack_dof_body(ints):
 
 @kernel(inline=True)
 def unpack_workspace(ints, work):
-    """The Workspace of views into the FlatModel's work buffer (field order of ``_workspace_shapes``)."""
+    """The Workspace of views into the FlatModel's work buffer (field order of ``_workspace_shapes``;
+    the fields' offsets follow dof_body in ints)."""
     n = ints[0]
     nv = ints[1]
-    o1 = 9 * n
-    o2 = o1 + 3 * n
-    o3 = o2 + 9 * n
-    o4 = o3 + 3 * n
-    o5 = o4 + 6 * nv
-    o6 = o5 + 6 * n
-    o7 = o6 + 6 * n
-    o8 = o7 + 6 * n
-    o9 = o8 + 6 * n
-    o10 = o9 + 36 * n
-    o11 = o10 + 6 * n
-    o12 = o11 + 6 * nv
-    o13 = o12 + 36 * n
-    o14 = o13 + nv
-    o15 = o14 + 6 * n
-    o16 = o15 + 6
-    o17 = o16 + 6
-    o18 = o17 + 36
-    o19 = o18 + 36
-    o20 = o19 + 36
-    return Workspace(contiguous_view(work, 0, (n, 3, 3)), contiguous_view(work, o1, (n, 3)),
-                     contiguous_view(work, o2, (n, 3, 3)), contiguous_view(work, o3, (n, 3)),
-                     contiguous_view(work, o4, (nv, 6)), contiguous_view(work, o5, (n, 6)),
-                     contiguous_view(work, o6, (n, 6)), contiguous_view(work, o7, (n, 6)),
-                     contiguous_view(work, o8, (n, 6)), contiguous_view(work, o9, (n, 6, 6)),
-                     contiguous_view(work, o10, (n, 6)), contiguous_view(work, o11, (nv, 6)),
-                     contiguous_view(work, o12, (n, 6, 6)), contiguous_view(work, o13, (nv,)),
-                     contiguous_view(work, o14, (n, 6)), contiguous_view(work, o15, (6,)),
-                     contiguous_view(work, o16, (6,)), contiguous_view(work, o17, (4, 3, 3)),
-                     contiguous_view(work, o18, (6, 6)), contiguous_view(work, o19, (6, 6)),
-                     contiguous_view(work, o20, (nv,)))
+    o = _HEADER + 5 * n + nv
+    return Workspace(contiguous_view(work, ints[o], (n, 3, 3)), contiguous_view(work, ints[o + 1], (n, 3)),
+                     contiguous_view(work, ints[o + 2], (n, 3, 3)), contiguous_view(work, ints[o + 3], (n, 3)),
+                     contiguous_view(work, ints[o + 4], (nv, 6)), contiguous_view(work, ints[o + 5], (n, 6)),
+                     contiguous_view(work, ints[o + 6], (n, 6)), contiguous_view(work, ints[o + 7], (n, 6)),
+                     contiguous_view(work, ints[o + 8], (n, 6)), contiguous_view(work, ints[o + 9], (n, 6, 6)),
+                     contiguous_view(work, ints[o + 10], (n, 6)), contiguous_view(work, ints[o + 11], (nv, 6)),
+                     contiguous_view(work, ints[o + 12], (n, 6, 6)), contiguous_view(work, ints[o + 13], (nv,)),
+                     contiguous_view(work, ints[o + 14], (n, 6)), contiguous_view(work, ints[o + 15], (6,)),
+                     contiguous_view(work, ints[o + 16], (6,)), contiguous_view(work, ints[o + 17], (4, 3, 3)),
+                     contiguous_view(work, ints[o + 18], (6, 6)), contiguous_view(work, ints[o + 19], (6, 6)),
+                     contiguous_view(work, ints[o + 20], (nv,)))
