@@ -22,6 +22,19 @@ def load(a, r):
 
 
 @kernel(inline=True)
+def load_at(a, r, c0):
+    """a[r, c0:c0 + LANES] as a tuple."""
+    return (a[r, c0], a[r, c0 + 1], a[r, c0 + 2], a[r, c0 + 3], a[r, c0 + 4], a[r, c0 + 5], a[r, c0 + 6], a[r, c0 + 7])
+
+
+@kernel(inline=True)
+def store_at(a, r, c0, x):
+    """a[r, c0:c0 + LANES] = x."""
+    a[r, c0], a[r, c0 + 1], a[r, c0 + 2], a[r, c0 + 3] = x[0], x[1], x[2], x[3]
+    a[r, c0 + 4], a[r, c0 + 5], a[r, c0 + 6], a[r, c0 + 7] = x[4], x[5], x[6], x[7]
+
+
+@kernel(inline=True)
 def zeros():
     """All lanes 0."""
     return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
