@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, prange
+from ..errors import ModelError
 from ..spatial import transform_force_transpose, transform_motion_inverse
 from . import _lanes as lanes
-from ..errors import ModelError
 from ._checks import F8, as_q, configuration_ok
 from ._flat import flat_model, unpack_dof_body, unpack_tree, unpack_workspace
 from ._lanes import LANES
@@ -68,15 +68,14 @@ def pass_impulse_to_parent(U_w, Dinv, i, p, vs, nv, t, Y):
 
 
 @kernel
-def impulse_pass(tree, s_w, U_w, Dinv, k0, nb, dof_body, mark, Y, u, t):
+def impulse_pass(tree, s_w, U_w, Dinv, k0, nb, dof_body, mark, Y, u):
     """Lines 4–5 for the unit impulses on dofs k0 … k0+nb−1 at once (lane b: dof k0+b).
 
     Visits the union of the columns' root paths, children first, and marks it (mark[i] = 1).
     A body off column b's path has no impulse in lane b and no unit impulse there, so the lane
     stays zero: the union is exact for every lane. Y (6n, BLOCK): rows 6i … 6i+5 body i's bias
     impulse, zero on entry and left zero; u (nv, BLOCK) ← e_k − s_dᵀ Y_i (the joint's bias
-    impulse) on the marked dofs, for the velocity pass; t (12, BLOCK) scratch. Returns the
-    block's deepest body.
+    impulse) on the marked dofs, for the velocity pass. Returns the block's deepest body.
     """
     top = -1
     for b in range(nb):
@@ -171,7 +170,7 @@ def velocity_change_pass(tree, s_w, U_w, Dinv, k0, nb, last, mark, u, dv, t, Min
 def minv_columns(tree, s_w, U_w, Dinv, k0, nb, reach, dof_body, mark, Y, u, dv, t, Minv):
     """Columns k0 … k0+nb−1 (nb ≤ BLOCK) of M⁻¹ on rows ≤ k (and Δv of bodies up to ``reach`` or
     the block's deepest body, whichever is further)."""
-    top = impulse_pass(tree, s_w, U_w, Dinv, k0, nb, dof_body, mark, Y, u, t)
+    top = impulse_pass(tree, s_w, U_w, Dinv, k0, nb, dof_body, mark, Y, u)
     velocity_change_pass(tree, s_w, U_w, Dinv, k0, nb, max(top, reach), mark, u, dv, t, Minv)
 
 
