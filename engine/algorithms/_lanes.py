@@ -69,6 +69,15 @@ def dot6(w, a, r):
 
 
 @kernel(inline=True)
+def dot6_relative(w, a, r, ro):
+    """dot6(w, a, r) − dot6(w, a, ro); dot6(w, a, r) alone when ro < 0 (e.g. the world, at rest)."""
+    x = dot6(w, a, r)
+    if ro >= 0:
+        x = sub(x, dot6(w, a, ro))
+    return x
+
+
+@kernel(inline=True)
 def axpy(x, s, y):
     """x + s y."""
     return (x[0] + s * y[0], x[1] + s * y[1], x[2] + s * y[2], x[3] + s * y[3],

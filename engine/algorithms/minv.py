@@ -194,11 +194,9 @@ def read_point_rows(dv, k0, nb, body, other, F, W):
     (other < 0: the world) — the contact point's velocity along its direction; M⁻¹ symmetric
     makes that row k of M⁻¹ Jᵀ. 18 k flops per column."""
     for c in range(body.shape[0]):
-        i, o = body[c], other[c]
+        o = 6 * other[c] if other[c] >= 0 else -1
         for r in range(3):
-            x = lanes.dot6(F[c, r], dv, 6 * i)
-            if o >= 0:
-                x = lanes.sub(x, lanes.dot6(F[c, r], dv, 6 * o))
+            x = lanes.dot6_relative(F[c, r], dv, 6 * body[c], o)
             for b in range(nb):
                 W[k0 + b, 3 * c + r] = x[b]
 

@@ -90,11 +90,9 @@ def jacobian_times(tree, s_w, X, body, other, F, U):
                     v = lanes.axpy(v, s_w[vs + d, e], x)
                 lanes.store(V, 6 * i + e, v)
         for c in range(body.shape[0]):
-            b, o = body[c], other[c]
+            o = 6 * other[c] if other[c] >= 0 else -1
             for r in range(3):
-                u = lanes.dot6(F[c, r], V, 6 * b)
-                if o >= 0:
-                    u = lanes.sub(u, lanes.dot6(F[c, r], V, 6 * o))
+                u = lanes.dot6_relative(F[c, r], V, 6 * body[c], o)
                 if jb == LANES:
                     lanes.store_at(U, 3 * c + r, j0, u)
                 else:
