@@ -38,7 +38,7 @@ JIT_ENABLED = HAVE_NUMBA
 _FASTMATH = {"contract", "arcp", "nsz"}
 
 
-def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
+def kernel(fn=None, *, parallel: bool = False, inline: bool = False, simd_lanes: bool = False):
     """Compile ``fn`` with ``numba.njit(cache=True, fastmath=_FASTMATH)`` when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
@@ -46,16 +46,37 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool = False):
     Kernels release the GIL (``nogil``), so Python threads can run them in
     parallel on separate workspaces. ``inline=True`` inlines the function into its callers at numba-IR level:
     used for small helpers on hot paths, where a call that passes array
-    structs by value costs more than the arithmetic.
+    structs by value costs more than the arithmetic. ``simd_lanes=True`` compiles
+    the kernel (and what it calls) with LLVM's SLP vectorizer, which numba leaves
+    off by default: for kernels written in ``algorithms._lanes`` style.
     """
 
     def wrap(f):
         if not JIT_ENABLED:
             return f
-        return _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
-                           inline="always" if inline else "never")(f)
+        d = _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
+                        inline="always" if inline else "never")(f)
+        return _with_slp_vectorizer(d) if simd_lanes else d
 
     return wrap if fn is None else wrap(fn)
+
+
+def _with_slp_vectorizer(dispatcher):
+    """Run the dispatcher's compilations with numba's ``SLP_VECTORIZE`` switch on (numba reads it
+    when it builds each pass pipeline; compilations hold numba's global compiler lock)."""
+    compile_ = dispatcher.compile
+
+    def compile(sig):
+        config = _numba.core.config
+        before = config.SLP_VECTORIZE
+        config.SLP_VECTORIZE = 1
+        try:
+            return compile_(sig)
+        finally:
+            config.SLP_VECTORIZE = before
+
+    dispatcher.compile = compile
+    return dispatcher
 
 
 if JIT_ENABLED:
@@ -82,3 +103,57 @@ def compiled_for(fn, args):
     if not JIT_ENABLED:
         return fn
     return fn.compile(tuple(_numba.typeof(a) for a in args))
+
+
+def _contiguous_view_python(buf, offset, shape):
+    size = 1
+    for s in shape:
+        size *= s
+    return buf[offset:offset + size].reshape(shape)
+
+
+def _make_contiguous_view():
+    """numba intrinsic: a C-contiguous view of ``shape`` on a 1-D contiguous buffer from ``offset``.
+
+    What ``buf[offset:offset + size].reshape(shape)`` gives, without numba's general reshape (a
+    helper call of ≈ 45 ns each, which dominates unpacking a workspace of 21 arrays). No bounds
+    check: callers build offsets from the sizes that made the buffer. The view borrows the buffer
+    (no reference count): use it only while the buffer is alive, and never return it to Python.
+    """
+    from numba.core import cgutils, types
+    from numba.core.imputils import impl_ret_borrowed
+    from numba.extending import intrinsic
+    from numba.np.arrayobj import make_array, populate_array
+
+    @intrinsic
+    def contiguous_view(typingctx, buf, offset, shape):
+        if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"
+                and isinstance(shape, types.UniTuple) and isinstance(offset, types.Integer)):
+            return None
+        retty = buf.copy(ndim=shape.count, layout="C")
+
+        def codegen(context, builder, sig, args):
+            src = make_array(sig.args[0])(context, builder, args[0])
+            intp = context.get_value_type(types.intp)
+            dims = [builder.sext(d, intp) if d.type.width < intp.width else d
+                    for d in cgutils.unpack_tuple(builder, args[2], shape.count)]
+            itemsize = src.itemsize
+            strides, step = [], itemsize
+            for d in reversed(dims):
+                strides.insert(0, step)
+                step = builder.mul(step, d)
+            off = args[1]
+            off = builder.sext(off, intp) if off.type.width < intp.width else off
+            out = make_array(retty)(context, builder)
+            # no meminfo: a borrowed view, so neither it nor the views taken from it are reference
+            # counted (atomic updates of the one shared counter cost more than a small kernel's work)
+            populate_array(out, data=builder.gep(src.data, [off]), shape=dims, strides=strides, itemsize=itemsize,
+                           meminfo=None, parent=None)
+            return impl_ret_borrowed(context, builder, retty, out._getvalue())
+
+        return retty(buf, offset, shape), codegen
+
+    return contiguous_view
+
+
+contiguous_view = _make_contiguous_view() if JIT_ENABLED else _contiguous_view_python

@@ -445,6 +445,7 @@ class Model:
         m = copy.copy(self)
         m.__dict__.pop("_data", None)
         m.__dict__.pop("_spd_workspace", None)  # per-model caches are not shared with the copy
+        m.__dict__.pop("_flat", None)
         g6 = np.zeros(6)
         g6[3:] = g
         g.flags.writeable = False

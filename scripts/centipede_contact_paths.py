@@ -6,8 +6,9 @@
 Default: one simulator per path (minv, minv on 2 threads, cholesky, impulse), all warmed
 up, then ``rounds`` rounds in which each path takes ``steps`` steps in turn, so the shared
 machine's load hits every path alike; prints the median milliseconds per step and the
-Cholesky / other ratios. ``--walk``: the acceptance-2 walk with the minv path: how far
-every segment moved, their height range, the lateral drift and the largest |q̇|.
+Cholesky / other ratios; BLAS on one thread, as in ``python -m engine bench minv``.
+``--walk``: the acceptance-2 walk with the minv path: how far every segment moved, their
+height range, the lateral drift and the largest |q̇|.
 """
 from __future__ import annotations
 
@@ -68,7 +69,10 @@ def main(argv=None) -> int:
     if args.walk:
         print(walk(args.segments or 50, args.seconds))
         return 0
-    ms = interleaved(args.segments or 100, args.rounds, args.steps)
+    from engine.bench.report import single_threaded_blas
+
+    with single_threaded_blas():
+        ms = interleaved(args.segments or 100, args.rounds, args.steps)
     print("  ".join(f"{name} {t * 1e3:.1f} ms" for name, t in ms.items()))
     print("  ".join(f"cholesky / {name} {ms['cholesky'] / t:.2f}" for name, t in ms.items() if name != "cholesky"))
     return 0

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._jit import kernel
 from ..errors import ModelError
 from ..joints import FREE, SPHERICAL, UNIT_QUATERNION_TOL
+
+F8 = np.dtype(np.float64)
 
 
 def _offender(model, index: int, starts, sizes) -> str:
@@ -61,3 +64,33 @@ def as_body_forces(model, f_ext) -> np.ndarray:
         bad = int(np.flatnonzero(~np.isfinite(f).all(axis=1))[0])
         raise ModelError(f"f_ext on body '{model.body_names[bad]}' is not finite")
     return f
+
+
+@kernel(inline=True)
+def all_finite(x):
+    for k in range(x.shape[0]):
+        if not np.isfinite(x[k]):
+            return False
+    return True
+
+
+@kernel(inline=True)
+def configuration_ok(tree, q):
+    """as_q's checks in a kernel: finite q and unit quaternions."""
+    if not all_finite(q):
+        return False
+    for i in range(tree.parent.shape[0]):
+        jt = tree.joint_type[i]
+        if jt == SPHERICAL or jt == FREE:
+            s = tree.q_start[i] + (3 if jt == FREE else 0)
+            norm = np.sqrt(q[s] ** 2 + q[s + 1] ** 2 + q[s + 2] ** 2 + q[s + 3] ** 2)
+            if not abs(norm - 1.0) <= UNIT_QUATERNION_TOL:
+                return False
+    return True
+
+
+@kernel(inline=True)
+def inputs_ok(tree, q, qd, tau):
+    """The checks of as_q / as_v in a kernel: finite q, qd, tau and unit quaternions. On False the
+    launcher reruns the Python checks, which name the offending joint."""
+    return all_finite(qd) and all_finite(tau) and configuration_ok(tree, q)

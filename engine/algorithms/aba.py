@@ -10,7 +10,9 @@ import numpy as np
 
 from .._jit import kernel
 from ..spatial import copy_inertia, add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
-from ._checks import as_body_forces, as_q, as_v
+from ..errors import ModelError
+from ._checks import F8, as_body_forces, as_q, as_v, inputs_ok
+from ._flat import flat_model, unpack_tree, unpack_workspace
 from .dense import invert_spd_block
 from .kinematics import joint_pass, velocity_pass
 
@@ -145,17 +147,47 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
                 ai[k] += ws.S[vs + d, k] * qdd[vs + d]
 
 
-def aba(model, q, qd, tau, f_ext=None) -> np.ndarray:
+@kernel
+def aba_flat(ints, floats, work, q, qd, tau, f_ext, qdd):
+    """aba_kernel on a FlatModel's buffers (plain arrays: a cheap launch), after the input checks
+    (sizes, finite values, unit quaternions); returns False (qdd untouched) when one fails."""
+    tree = unpack_tree(ints, floats)
+    nv = ints[1]
+    if not (q.shape[0] == ints[2] and qd.shape[0] == nv and tau.shape[0] == nv and qdd.shape[0] == nv
+            and inputs_ok(tree, q, qd, tau)):
+        return False
+    aba_kernel(tree, q, qd, tau, f_ext, unpack_workspace(ints, work), qdd)
+    return True
+
+
+def aba(model, q, qd, tau, f_ext=None, *, out=None) -> np.ndarray:
     """Forward dynamics q̈ (nv,) = M⁻¹ (τ − C q̇ − g + Jᵀ f_ext) in O(n).
 
     q: (nq,), qd, tau: (nv,); f_ext: optional (n_bodies, 6) spatial forces
     [moment; force] on each body in its link frame (N·m, N). Gravity is the
-    model's (``model.gravity``, m/s²).
+    model's (``model.gravity``, m/s²). out: optional (nv,) float64 array to
+    write q̈ into (returned). Computes in the model's flat workspace
+    (``algorithms._flat``), not ``model.data``.
     """
-    q = as_q(model, q)
-    qd = as_v(model, qd, "qd")
-    tau = as_v(model, tau, "tau")
-    f = as_body_forces(model, f_ext)
-    qdd = np.empty(model.nv)
-    aba_kernel(model.tree, q, qd, tau, f, model.data, qdd)
-    return qdd
+    flat = model.__dict__.get("_flat") or flat_model(model)
+    # the launch takes 1-D contiguous float64 arrays as they are (the kernel checks sizes and values)
+    if not (type(q) is _ndarray and type(qd) is _ndarray and type(tau) is _ndarray and q.dtype is F8
+            and qd.dtype is F8 and tau.dtype is F8 and q.strides == _UNIT and qd.strides == _UNIT
+            and tau.strides == _UNIT):
+        q, qd, tau = as_q(model, q), as_v(model, qd, "qd"), as_v(model, tau, "tau")
+    f = flat.zero_forces if f_ext is None else as_body_forces(model, f_ext)
+    if out is None:
+        out = np.empty(model.nv)
+    elif not (type(out) is _ndarray and out.dtype is F8 and out.strides == _UNIT):
+        raise ModelError(f"out: expected a contiguous float64 array of shape ({model.nv},), got "
+                         f"{type(out).__name__} {getattr(out, 'dtype', '')} {np.shape(out)}")
+    if not aba_flat(flat.ints, flat.floats, flat.work, q, qd, tau, f, out):
+        if out.shape != (model.nv,):
+            raise ModelError(f"out: expected shape ({model.nv},), got {out.shape}")
+        as_q(model, q), as_v(model, qd, "qd"), as_v(model, tau, "tau")  # raise the error that names the joint
+        raise ModelError("aba: an input failed the kernel's checks")  # (the two checks disagree: a bug)
+    return out
+
+
+_ndarray = np.ndarray
+_UNIT = (8,)  # strides of a 1-D contiguous float64 array

@@ -9,7 +9,14 @@ recommends, so the per-column passes need no spatial transforms:
   s, and — the Section 5.2 savings — U = I^A s and D⁻¹ = (sᵀ I^A s)⁻¹;
 * per column k of joint j: the impulse pass (lines 4–5) starts at j and only
   walks j's ancestors, since Y is zero elsewhere; the velocity pass (lines
-  7–10) visits every body.
+  7–10) visits the bodies up to j only: a body's Δv needs only its ancestors',
+  and rows ≤ k of every column k (the upper triangle) are all of M⁻¹ there is
+  (symmetric: each entry is written to both triangles).
+
+Columns go BLOCK at a time, each column one lane of the innermost axis of the
+per-body arrays (Y, Δv: (6n, BLOCK), six rows a body), so one body visit updates all lanes
+with SIMD and the lanes' independent recursions hide each other's latency;
+the impulse pass visits the union of the block's root paths once.
 
 Multi-dof joints use the block form (D is nv×nv). A floating base is the root
 with a 6-dof free joint, for which s = I₆ in the root frame, D = I^A_0 and the
@@ -21,67 +28,29 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel, prange
-from ..spatial import add_transformed_inertia, transform_motion_inverse
-from ._checks import as_q
+from ..errors import ModelError
+from ..spatial import transform_force_transpose, transform_motion_inverse
+from . import _lanes as lanes
+from ._checks import F8, as_q, configuration_ok
+from ._flat import flat_model, unpack_dof_body, unpack_tree, unpack_workspace
+from ._lanes import LANES
 from .aba import articulated_inertia_pass
 from .kinematics import joint_pass, world_pass
 
 
 @kernel
 def world_articulated_quantities(tree, ws, s_w, U_w):
-    """s_w (nv, 6) world spatial axes and U_w = I^A s (world) for every dof; fills ws.Dinv."""
+    """s_w (nv, 6) world spatial axes and U_w = I^A s (world) for every dof (needs
+    articulated_inertia_pass, which leaves U = I^A S in link coordinates: U_w = X₀ᵀ U)."""
     n = tree.parent.shape[0]
-    IAw = ws.tmp66
     for i in range(n):
-        nv = tree.joint_nv[i]
-        if nv == 0:
-            continue
         vs = tree.v_start[i]
-        for r in range(6):
-            for c in range(6):
-                IAw[r, c] = 0.0
-        add_transformed_inertia(ws.X0_E[i], ws.X0_r[i], ws.IA[i], IAw)
-        for d in range(nv):
+        for d in range(tree.joint_nv[i]):
             transform_motion_inverse(ws.X0_E[i], ws.X0_r[i], ws.S[vs + d], s_w[vs + d])
-            for r in range(6):
-                t = 0.0
-                for c in range(6):
-                    t += IAw[r, c] * s_w[vs + d, c]
-                U_w[vs + d, r] = t
+            transform_force_transpose(ws.X0_E[i], ws.X0_r[i], ws.U[vs + d], U_w[vs + d])
 
 
-BLOCK = 4  # columns propagated together: independent recursions hide each other's latency
-
-
-@kernel
-def impulse_pass(tree, s_w, U_w, Dinv, k, dof_body, Y, u):
-    """Lines 4–5: articulated impulses Y (n, 6) for a unit impulse on dof k.
-
-    Only the path from k's body to the root is visited: Y is zero elsewhere.
-    """
-    i = dof_body[k]
-    while i >= 0:
-        nv = tree.joint_nv[i]
-        vs = tree.v_start[i]
-        p = tree.parent[i]
-        if nv == 1:  # scalar fast path (revolute, prismatic)
-            t = 1.0 if vs == k else 0.0
-            for c in range(6):
-                t -= s_w[vs, c] * Y[i, c]
-            g = Dinv[i, 0, 0] * t
-            if p >= 0:
-                for c in range(6):
-                    Y[p, c] += Y[i, c] + U_w[vs, c] * g
-            i = p
-            continue
-        for d in range(nv):
-            t = 1.0 if vs + d == k else 0.0
-            for c in range(6):
-                t -= s_w[vs + d, c] * Y[i, c]
-            u[vs + d] = t
-        if p >= 0:
-            pass_impulse_to_parent(U_w, Dinv, i, p, vs, nv, u[vs:], Y)
-        i = p
+BLOCK = LANES  # columns propagated together, one lane each: the innermost axis of Y, u and Δv
 
 
 @kernel(inline=True)
@@ -99,62 +68,110 @@ def pass_impulse_to_parent(U_w, Dinv, i, p, vs, nv, t, Y):
 
 
 @kernel
-def minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv):
-    """Rows k0 … k0+nb−1 of M⁻¹ (= those columns, by symmetry), nb ≤ BLOCK.
+def impulse_pass(tree, s_w, U_w, Dinv, k0, nb, dof_body, mark, Y, u):
+    """Lines 4–5 for the unit impulses on dofs k0 … k0+nb−1 at once (lane b: dof k0+b).
 
-    Y (BLOCK, n, 6) must be zero on entry and is left zero; dv (n, BLOCK, 6)
-    and u (nv,) are scratch. The velocity pass (lines 7–10) walks the bodies
-    once for all nb columns.
+    Visits the union of the columns' root paths, children first, and marks it (mark[i] = 1).
+    A body off column b's path has no impulse in lane b and no unit impulse there, so the lane
+    stays zero: the union is exact for every lane. Y (6n, BLOCK): rows 6i … 6i+5 body i's bias
+    impulse, zero on entry and left zero; u (nv, BLOCK) ← e_k − s_dᵀ Y_i (the joint's bias
+    impulse) on the marked dofs, for the velocity pass. Returns the block's deepest body.
     """
-    n = tree.parent.shape[0]
+    top = -1
     for b in range(nb):
-        impulse_pass(tree, s_w, U_w, Dinv, k0 + b, dof_body, Y[b], u)
-    for i in range(n):
-        p = tree.parent[i]
+        i = dof_body[k0 + b]
+        top = max(top, i)
+        while i >= 0 and mark[i] == 0:
+            mark[i] = 1
+            i = tree.parent[i]
+    for i in range(top, -1, -1):
+        if mark[i] == 0:
+            continue
         nv = tree.joint_nv[i]
         vs = tree.v_start[i]
-        if nv == 1:  # scalar fast path
-            for b in range(nb):
-                t = 1.0 if vs == k0 + b else 0.0
-                if p >= 0:
-                    for c in range(6):
-                        t -= U_w[vs, c] * dv[p, b, c] + s_w[vs, c] * Y[b, i, c]
-                else:
-                    for c in range(6):
-                        t -= s_w[vs, c] * Y[b, i, c]
-                g = Dinv[i, 0, 0] * t
-                Minv[k0 + b, vs] = g
-                if p >= 0:
-                    for c in range(6):
-                        dv[i, b, c] = dv[p, b, c] + s_w[vs, c] * g
-                else:
-                    for c in range(6):
-                        dv[i, b, c] = s_w[vs, c] * g
-            continue
-        for b in range(nb):
-            k = k0 + b
-            for c in range(6):
-                dv[i, b, c] = dv[p, b, c] if p >= 0 else 0.0
-            for d in range(nv):
-                t = 1.0 if vs + d == k else 0.0
+        p = tree.parent[i]
+        for d in range(nv):
+            lanes.store(u, vs + d, lanes.scale(-1.0, lanes.dot6(s_w[vs + d], Y, 6 * i)))
+            j = vs + d - k0
+            if 0 <= j < nb:
+                u[vs + d, j] += 1.0
+        if p >= 0:
+            if nv == 1:
+                g = lanes.scale(Dinv[i, 0, 0], lanes.load(u, vs))
                 for c in range(6):
-                    t -= U_w[vs + d, c] * dv[i, b, c] + s_w[vs + d, c] * Y[b, i, c]
-                u[vs + d] = t
+                    lanes.store(Y, 6 * p + c, lanes.add(lanes.load(Y, 6 * p + c),
+                                                       lanes.axpy(lanes.load(Y, 6 * i + c), U_w[vs, c], g)))
+            else:
+                for c in range(6):
+                    lanes.store(Y, 6 * p + c, lanes.add(lanes.load(Y, 6 * p + c), lanes.load(Y, 6 * i + c)))
+                for d in range(nv):
+                    g = lanes.zeros()
+                    for e in range(nv):
+                        g = lanes.axpy(g, Dinv[i, d, e], lanes.load(u, vs + e))
+                    for c in range(6):
+                        lanes.store(Y, 6 * p + c, lanes.axpy(lanes.load(Y, 6 * p + c), U_w[vs + d, c], g))
+        for c in range(6):
+            lanes.zero(Y, 6 * i + c)
+    return top
+
+
+@kernel
+def velocity_change_pass(tree, s_w, U_w, Dinv, k0, nb, last, mark, u, dv, t, Minv):
+    """Lines 7–10 for the block's lanes, bodies 0 … last: Δv (6n, BLOCK) of every body and
+    Minv[dof, k0 + b] = Δq̇_dof for the unit impulse on dof k0+b.
+
+    Δv of a body needs only its ancestors', so stopping at ``last`` ≥ the block's deepest body
+    still gives every row ≤ k of column k, and by symmetry row k ≤ the diagonal: all of M⁻¹ over
+    the blocks. Consumes u and mark (left zero).
+    """
+    for i in range(last + 1):
+        nv = tree.joint_nv[i]
+        vs = tree.v_start[i]
+        p = tree.parent[i]
+        if nv == 1:  # revolute, prismatic: D⁻¹ is a scalar
+            if p >= 0:
+                g = lanes.scale(Dinv[i, 0, 0], lanes.sub(lanes.load(u, vs), lanes.dot6(U_w[vs], dv, 6 * p)))
+            else:
+                g = lanes.scale(Dinv[i, 0, 0], lanes.load(u, vs))
+            lanes.store(t, 0, g)
+            for c in range(6):
+                if p >= 0:
+                    lanes.store(dv, 6 * i + c, lanes.axpy(lanes.load(dv, 6 * p + c), s_w[vs, c], g))
+                else:
+                    lanes.store(dv, 6 * i + c, lanes.scale(s_w[vs, c], g))
+        else:
+            for d in range(nv):  # t = u − Uᵀ Δv_parent, then D⁻¹ t in rows 6 …
+                if p >= 0:
+                    lanes.store(t, d, lanes.sub(lanes.load(u, vs + d), lanes.dot6(U_w[vs + d], dv, 6 * p)))
+                else:
+                    lanes.store(t, d, lanes.load(u, vs + d))
             for d in range(nv):
-                g = 0.0
+                g = lanes.zeros()
                 for e in range(nv):
-                    g += Dinv[i, d, e] * u[vs + e]
-                Minv[k, vs + d] = g
+                    g = lanes.axpy(g, Dinv[i, d, e], lanes.load(t, e))
+                lanes.store(t, 6 + d, g)
             for d in range(nv):
-                g = Minv[k, vs + d]
-                for c in range(6):
-                    dv[i, b, c] += s_w[vs + d, c] * g
-    for b in range(nb):  # leave Y zero for the next block
-        i = dof_body[k0 + b]
-        while i >= 0:
+                lanes.store(t, d, lanes.load(t, 6 + d))
             for c in range(6):
-                Y[b, i, c] = 0.0
-            i = tree.parent[i]
+                x = lanes.load(dv, 6 * p + c) if p >= 0 else lanes.zeros()
+                for d in range(nv):
+                    x = lanes.axpy(x, s_w[vs + d, c], lanes.load(t, d))
+                lanes.store(dv, 6 * i + c, x)
+        for d in range(nv):
+            for b in range(nb):  # both triangles: the block's nb rows stay in cache along the pass
+                Minv[vs + d, k0 + b] = t[d, b]
+                Minv[k0 + b, vs + d] = t[d, b]
+            if mark[i] != 0:
+                lanes.zero(u, vs + d)
+        mark[i] = 0
+
+
+@kernel
+def minv_columns(tree, s_w, U_w, Dinv, k0, nb, reach, dof_body, mark, Y, u, dv, t, Minv):
+    """Columns k0 … k0+nb−1 (nb ≤ BLOCK) of M⁻¹ on rows ≤ k (and Δv of bodies up to ``reach`` or
+    the block's deepest body, whichever is further)."""
+    top = impulse_pass(tree, s_w, U_w, Dinv, k0, nb, dof_body, mark, Y, u)
+    velocity_change_pass(tree, s_w, U_w, Dinv, k0, nb, max(top, reach), mark, u, dv, t, Minv)
 
 
 def prepare_minv(tree, q, ws, s_w, U_w, inertia=None, joint_diag=None):
@@ -173,51 +190,51 @@ def prepare_minv(tree, q, ws, s_w, U_w, inertia=None, joint_diag=None):
 @kernel
 def read_point_rows(dv, k0, nb, body, other, F, W):
     """W[k0:k0+nb] = M⁻¹ Jᵀ on those rows, read off the velocity pass: column k's Δv of every body
-    (dv) is the motion M⁻¹ e_k, and (J M⁻¹ e_k)[3c+r] = F[c, r] · (Δv_body − Δv_other) (other < 0:
-    the world) — the contact point's velocity along its direction; M⁻¹ symmetric makes that row k
-    of M⁻¹ Jᵀ. 18 k flops per column, written along W's rows."""
-    for b in range(nb):
-        for c in range(body.shape[0]):
-            i, o = body[c], other[c]
-            for r in range(3):
-                s = 0.0
-                for e in range(6):
-                    s += F[c, r, e] * dv[i, b, e]
-                if o >= 0:
-                    for e in range(6):
-                        s -= F[c, r, e] * dv[o, b, e]
-                W[k0 + b, 3 * c + r] = s
+    (dv, lane k − k0) is the motion M⁻¹ e_k, and (J M⁻¹ e_k)[3c+r] = F[c, r] · (Δv_body − Δv_other)
+    (other < 0: the world) — the contact point's velocity along its direction; M⁻¹ symmetric
+    makes that row k of M⁻¹ Jᵀ. 18 k flops per column."""
+    for c in range(body.shape[0]):
+        o = 6 * other[c] if other[c] >= 0 else -1
+        for r in range(3):
+            x = lanes.dot6_relative(F[c, r], dv, 6 * body[c], o)
+            for b in range(nb):
+                W[k0 + b, 3 * c + r] = x[b]
 
 
-@kernel
-def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W):
+@kernel(simd_lanes=True)
+def minv_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W, reach):
     """Minv (nv, nv) = M(q)⁻¹ in Θ(n²), BLOCK columns at a time (single thread); needs prepare_minv.
-    With contact rows (body, other, F, see ``read_point_rows``; empty for none) also W = M⁻¹ Jᵀ."""
+    With contact rows (body, other, F, see ``read_point_rows``; empty for none) also W = M⁻¹ Jᵀ,
+    which needs Δv up to ``reach`` (the deepest contact body; −1 for none)."""
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
-    Y = np.zeros((BLOCK, n, 6))
-    dv = np.zeros((n, BLOCK, 6))
-    u = np.zeros(nv)
+    Y = np.zeros((6 * n, BLOCK))
+    dv = np.zeros((6 * n, BLOCK))
+    u = np.zeros((nv, BLOCK))
+    t = np.zeros((12, BLOCK))
+    mark = np.zeros(n, dtype=np.int8)
     for k0 in range(0, nv, BLOCK):
         nb = min(BLOCK, nv - k0)
-        minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv)
+        minv_columns(tree, s_w, U_w, Dinv, k0, nb, reach, dof_body, mark, Y, u, dv, t, Minv)
         read_point_rows(dv, k0, nb, body, other, F, W)
 
 
-@kernel(parallel=True)
-def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W, n_chunks):
+@kernel(parallel=True, simd_lanes=True)
+def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W, reach, n_chunks):
     """Like minv_kernel, with the column blocks split over ``n_chunks`` threads (seed §5.2, §6.2)."""
     n = tree.parent.shape[0]
     nv = Minv.shape[0]
     n_blocks = (nv + BLOCK - 1) // BLOCK
-    for t in prange(n_chunks):
-        Y = np.zeros((BLOCK, n, 6))
-        dv = np.zeros((n, BLOCK, 6))
-        u = np.zeros(nv)
-        for blk in range(t, n_blocks, n_chunks):
+    for c in prange(n_chunks):
+        Y = np.zeros((6 * n, BLOCK))
+        dv = np.zeros((6 * n, BLOCK))
+        u = np.zeros((nv, BLOCK))
+        t = np.zeros((12, BLOCK))
+        mark = np.zeros(n, dtype=np.int8)
+        for blk in range(c, n_blocks, n_chunks):
             k0 = blk * BLOCK
             nb = min(BLOCK, nv - k0)
-            minv_columns(tree, s_w, U_w, Dinv, k0, nb, dof_body, Y, dv, u, Minv)
+            minv_columns(tree, s_w, U_w, Dinv, k0, nb, reach, dof_body, mark, Y, u, dv, t, Minv)
             read_point_rows(dv, k0, nb, body, other, F, W)
 
 
@@ -232,10 +249,40 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None, ws=None) 
     Since M⁻¹ is symmetric, row k is written with column k. Optional inertia (n, 6, 6)
     link-frame blocks replacing the bodies' inertias and joint_diag (nv,) added to the joint
     space (an armature: D = Sᵀ Iᴬ S + diag) give (M' + diag)⁻¹ the same way, M' = crba(inertia).
-    ws: the workspace to compute in (default ``model.data``; a stepper passes its own).
+    ws: the workspace to compute in (default: the model's flat workspace, ``algorithms._flat``, for
+    the plain single-thread inverse — one launch —, else ``model.data``).
     """
+    if threads <= 1 and inertia is None and joint_diag is None and ws is None:
+        flat = model.__dict__.get("_flat") or flat_model(model)
+        if not (type(q) is np.ndarray and q.dtype is F8 and q.strides == (8,)):
+            q = as_q(model, q)
+        Minv = np.empty((model.nv, model.nv))
+        if not minv_flat(flat.ints, flat.floats, flat.work, q, Minv):
+            as_q(model, q)  # raises the error that names the joint
+            raise ModelError("minv: q failed the kernel's checks")  # (the two checks disagree: a bug)
+        return Minv
     return minv_and_point_rows(model, q, _NO_BODIES, _NO_BODIES, _NO_MAPS, threads=threads, inertia=inertia,
                                joint_diag=joint_diag, ws=ws)[0]
+
+
+@kernel(simd_lanes=True)
+def minv_flat(ints, floats, work, q, Minv):
+    """prepare_minv and minv_kernel in one launch on a FlatModel's buffers, after checking q (size,
+    finite values, unit quaternions); False (Minv untouched) when it fails."""
+    tree = unpack_tree(ints, floats)
+    if not (q.shape[0] == ints[2] and configuration_ok(tree, q)):
+        return False
+    ws = unpack_workspace(ints, work)
+    nv = ints[1]
+    s_w = np.empty((nv, 6))
+    U_w = np.empty((nv, 6))
+    joint_pass(tree, q, ws)
+    world_pass(tree, ws)
+    articulated_inertia_pass(tree, ws, tree.link_inertia, ws.zero_nv)
+    world_articulated_quantities(tree, ws, s_w, U_w)
+    minv_kernel(tree, ws.Dinv, unpack_dof_body(ints), s_w, U_w, Minv, np.zeros(0, dtype=np.int64),
+                np.zeros(0, dtype=np.int64), np.zeros((0, 3, 6)), np.empty((nv, 0)), -1)
+    return True
 
 
 def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None, ws=None):
@@ -256,9 +303,11 @@ def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=N
         inertia = np.ascontiguousarray(inertia, dtype=float)
     if joint_diag is not None:
         joint_diag = np.ascontiguousarray(joint_diag, dtype=float)
+    reach = int(max(body.max(), other.max())) if body.shape[0] else -1
     prepare_minv(model.tree, q, ws, s_w, U_w, inertia, joint_diag)
     if threads > 1:
-        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W, int(threads))
+        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W, reach,
+                             int(threads))
     else:
-        minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W)
+        minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W, reach)
     return Minv, W, s_w

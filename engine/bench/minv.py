@@ -16,16 +16,22 @@
   matrices is reported too.
 
 ``n`` is bodies (chain, branched) or segments (centipede); slopes are fitted
-against dofs.
+against dofs. The methods of a case are interleaved and the minimum is kept
+(``peers.interleaved_min``; the centipede's simulators take ``CENTIPEDE_STEPS``
+steps each in turn per round, in step with each other), so the other work on a
+shared machine hits all of them alike.
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from .. import cholesky_inverse, crba, ltdl, ltdl_solve, minv, random_configuration, random_tree
 from ..scenes.centipede import centipede
 from ..simulator import Simulator
-from .report import Progress, Row, SuiteResult, group_rows, markdown_table, time_call
+from .peers import interleaved_min
+from .report import Progress, Row, SuiteResult, group_rows, markdown_table
 
 SUITE = "minv"
 MIN_FIT = 64
@@ -48,35 +54,43 @@ def _inverse_case(scene: str, n: int):
     }
 
 
+CENTIPEDE_STEPS = 2  # steps per simulator per round
+
+
 def _centipede_rows(segments, quick):
     rows = []
     for n in Progress(segments, f"bench {SUITE}: centipede"):
-        for name, method, threads in CONTACT_METHODS:
-            sim = Simulator(centipede(n), "pcg", dt=1 / 240, contact_method=method, contact_threads=threads)
+        sims = {name: Simulator(centipede(n), "pcg", dt=1 / 240, contact_method=method, contact_threads=threads)
+                for name, method, threads in CONTACT_METHODS}
+        for sim in sims.values():
             sim.step(24)  # settle onto the feet, numba warm
-            wall0, space0 = sim.stats.wall_seconds, sim.contact.seconds["space"]
-            sweeps = []
-
-            def step():
-                sim.step()
-                sweeps.append(sim.contact.last.sweeps)
-
-            t = time_call(step, min_time=0.02 if quick else 0.2, batches=3)
+        start = {name: (sim.stats.wall_seconds, sim.contact.seconds["space"]) for name, sim in sims.items()}
+        best, sweeps = {name: np.inf for name in sims}, {name: [] for name in sims}
+        for _ in range(3 if quick else 12):  # all simulators at the same step of the walk in each round
+            for name, sim in sims.items():
+                t0 = time.perf_counter()
+                for _ in range(CENTIPEDE_STEPS):
+                    sim.step()
+                    sweeps[name].append(sim.contact.last.sweeps)
+                best[name] = min(best[name], (time.perf_counter() - t0) / CENTIPEDE_STEPS)
+        for name, sim in sims.items():
+            wall0, space0 = start[name]
             share = (sim.contact.seconds["space"] - space0) / max(sim.stats.wall_seconds - wall0, 1e-12)
-            rows.append(Row(SUITE, "centipede", name, n, sim.model.nv, t.seconds, float(np.mean(sweeps)),
-                            repeats=t.calls, extra={"contacts": len(sim.contact.last.contacts),
-                                                    "contact_space_share": round(float(share), 3)}))
+            rows.append(Row(SUITE, "centipede", name, n, sim.model.nv, best[name], float(np.mean(sweeps[name])),
+                            repeats=len(sweeps[name]), extra={"contacts": len(sim.contact.last.contacts),
+                                                              "contact_space_share": round(float(share), 3)}))
+        del sims
     return rows
 
 
 def run_minv(quick: bool = False, **_ignored) -> SuiteResult:
     rows = []
     sizes = INVERSE_QUICK if quick else INVERSE_SIZES
+    timing = dict(min_time=0.001, rounds=3) if quick else dict(min_time=0.002, rounds=15)
     for scene, n in Progress([(s, n) for s in ("chain", "branched") for n in sizes], f"bench {SUITE}: inverse"):
         model, calls = _inverse_case(scene, n)
-        for method, fn in calls.items():
-            t = time_call(fn, min_time=0.02 if quick else 0.1, batches=3 if quick else 5)
-            rows.append(Row(SUITE, scene, method, n, model.nv, t.seconds, 0, repeats=t.calls))
+        for method, (seconds, count) in interleaved_min(calls, **timing).items():
+            rows.append(Row(SUITE, scene, method, n, model.nv, seconds, 0, repeats=count))
     rows += _centipede_rows(SEGMENTS_QUICK if quick else SEGMENTS, quick)
     return SuiteResult(rows, _ratios_text(rows), MIN_FIT)
 
@@ -91,7 +105,7 @@ def _ratios_text(rows) -> str:
             body.append([n, f"{m * 1e3:.3g}", f"{m / t[(scene, 'minv_2threads', n)].seconds_per_step:.2f}",
                          f"{t[(scene, 'crba+cholesky_inverse', n)].seconds_per_step / m:.2f}",
                          f"{t[(scene, 'crba+ltdl_inverse', n)].seconds_per_step / m:.2f}"])
-        out.append(f"## M⁻¹ of the {scene} trees (Figs. 2–3)\n\n" + markdown_table(
+        out.append(f"## M⁻¹ of the {scene} trees (Figs. 2–3)\n\nMinimum over interleaved rounds.\n\n" + markdown_table(
             ["n", "minv (ms)", "2 threads: speed-up", "crba+cholesky_inverse / minv", "crba+ltdl_inverse / minv"],
             body) + "\n")
     body = []
@@ -105,7 +119,9 @@ def _ratios_text(rows) -> str:
                      f"{g['impulse'].seconds_per_step * 1e3:.3g}",
                      f"{g['cholesky'].seconds_per_step / g['impulse'].seconds_per_step:.2f}",
                      f"{m.extra['contact_space_share']:.0%} / {g['cholesky'].extra['contact_space_share']:.0%}"])
-    out.append("## Centipede, seconds per step (Fig. 4)\n\n" + markdown_table(
+    out.append("## Centipede, seconds per step (Fig. 4)\n\n"
+               "Minimum over interleaved rounds (all paths at the same step of the walk in each round).\n\n"
+               + markdown_table(
         ["segments", "dofs", "contacts", "minv (ms)", "minv 2 threads (ms)", "cholesky (ms)", "cholesky / minv",
          "cholesky / minv 2 threads", "impulse (ms)", "cholesky / impulse",
          "contact-space share minv / cholesky"], body) + "\n")

@@ -26,7 +26,9 @@ stops if they differ by more than ``TOLERANCE`` (relative to the largest entry).
 Timing: the contenders of a case are interleaved — each round times one block
 of calls of each, in turn — and the minimum per-call time over the rounds is
 kept (``timeit``-style: the minimum is the least disturbed by the other work on
-a shared machine). BLAS runs on one thread (``run_suite``); Pinocchio is
+a shared machine). Blocks last ≈ 2 ms (at least one call), shorter than a
+scheduler time slice, over 60 rounds: on a loaded machine nearly every 20 ms
+block is preempted somewhere, so longer blocks leave no undisturbed minimum. BLAS runs on one thread (``run_suite``); Pinocchio is
 single-threaded here. Memory: Pinocchio's ``Data`` grows like nv³ (its
 kinematic-Hessian buffers): ≈ 7 GB at n = 512, so a full run needs ≈ 8 GB free.
 
@@ -246,7 +248,7 @@ def run_peers(quick: bool = False, only: str | None = None, **_ignored) -> Suite
                           f"expected any of {', '.join(PARTS)}")
     peer = import_peers()
     pin, mujoco = peer["pinocchio"], peer["mujoco"]
-    timing = dict(min_time=0.005, rounds=3) if quick else dict(min_time=0.02, rounds=15)
+    timing = dict(min_time=0.002, rounds=3) if quick else dict(min_time=0.002, rounds=60)
     cases = [("aba_chain", n) for n in (ABA_QUICK if quick else ABA_SIZES)]
     cases += [("minv_chain", n) for n in (MINV_CHAIN_QUICK if quick else MINV_CHAIN_SIZES)]
     cases += [("minv_floating_binary", n) for n in (MINV_TREE_QUICK if quick else MINV_TREE_SIZES)]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
+from ..algorithms import _lanes as lanes
+from ..algorithms._lanes import LANES
 from ..algorithms.kinematics import _kinematics_kernel
 from ..spatial import transform_motion_inverse
 
@@ -62,47 +64,40 @@ def fill_jacobian(tree, s_w, body, other, F, J):
                 i = tree.parent[i]
 
 
-@kernel
+@kernel(simd_lanes=True)
 def jacobian_times(tree, s_w, X, body, other, F, U):
     """U (3k, m) = J X for X (nv, m) without forming J: each column of X taken as a generalized
     velocity, one outward pass gives every body's spatial velocity (V_i = V_parent + Σ s_d x_d),
-    and F reads the contact points' velocities off them — Θ((n + k) m), columns a block at a time
-    so the innermost loops run along contiguous memory."""
+    and F reads the contact points' velocities off them — Θ((n + k) m), LANES columns at a time
+    (``algorithms._lanes``: one SIMD lane per column)."""
     n = tree.parent.shape[0]
     m = X.shape[1]
-    block = 32
-    V = np.zeros((n, 6, block))
-    acc = np.zeros(block)
-    for j0 in range(0, m, block):
-        jb = min(block, m - j0)
+    V = np.zeros((6 * n, LANES))
+    tail = np.zeros((X.shape[0], LANES))  # the last columns, zero-padded to LANES
+    for j0 in range(0, m, LANES):
+        jb = min(LANES, m - j0)
+        if jb < LANES:
+            for r in range(X.shape[0]):
+                for j in range(jb):
+                    tail[r, j] = X[r, j0 + j]
         for i in range(n):
             p = tree.parent[i]
             vs = tree.v_start[i]
             for e in range(6):
-                if p >= 0:
-                    for j in range(jb):
-                        V[i, e, j] = V[p, e, j]
+                v = lanes.load(V, 6 * p + e) if p >= 0 else lanes.zeros()
+                for d in range(tree.joint_nv[i]):
+                    x = lanes.load_at(X, vs + d, j0) if jb == LANES else lanes.load(tail, vs + d)
+                    v = lanes.axpy(v, s_w[vs + d, e], x)
+                lanes.store(V, 6 * i + e, v)
+        for c in range(body.shape[0]):
+            o = 6 * other[c] if other[c] >= 0 else -1
+            for r in range(3):
+                u = lanes.dot6_relative(F[c, r], V, 6 * body[c], o)
+                if jb == LANES:
+                    lanes.store_at(U, 3 * c + r, j0, u)
                 else:
                     for j in range(jb):
-                        V[i, e, j] = 0.0
-                for d in range(tree.joint_nv[i]):
-                    s = s_w[vs + d, e]
-                    for j in range(jb):
-                        V[i, e, j] += s * X[vs + d, j0 + j]
-        for c in range(body.shape[0]):
-            b, o = body[c], other[c]
-            for r in range(3):
-                for j in range(jb):
-                    acc[j] = 0.0
-                for e in range(6):
-                    f = F[c, r, e]
-                    for j in range(jb):
-                        acc[j] += f * V[b, e, j]
-                    if o >= 0:
-                        for j in range(jb):
-                            acc[j] -= f * V[o, e, j]
-                for j in range(jb):
-                    U[3 * c + r, j0 + j] = acc[j]
+                        U[3 * c + r, j0 + j] = u[j]
 
 
 def world_axes_at(model, q, ws=None) -> np.ndarray:
