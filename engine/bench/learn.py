@@ -33,11 +33,11 @@ from .report import Progress, Row, SuiteResult, markdown_table
 
 SUITE = "learn"
 ROUNDS, QUICK_ROUNDS = 5, 2
-STEPS, QUICK_STEPS = 3000, 300
+STEPS, QUICK_STEPS = 3000, 200
 CHARACTERS = ("humanoid", "dog", "snake")
 STABILITY_STEPS = (1 / 5, 1 / 10, 1 / 15, 1 / 20, 1 / 30, 1 / 60, 1 / 120)
 QUICK_STABILITY_STEPS = (1 / 15, 1 / 30)
-EPISODES, QUICK_EPISODES = 8, 2
+EPISODES, QUICK_EPISODES = 8, 1
 TARGET_STEPS_PER_SECOND = 2000  # issue #23: humanoid with ground contact at 1/30 s, one process
 
 
