@@ -92,7 +92,7 @@ def evaluate(args, model, vecnorm, episodes: int) -> dict:
                 total += r
                 done = term or trunc
             returns.append(total)
-            lengths.append(info["time"] if not info["fallen"] and not info["diverged"] else info["time"])
+            lengths.append(info["time"])  # seconds until the fall, or the whole episode
         out[name] = {"mean_return": float(np.mean(returns)), "returns": [float(r) for r in returns],
                      "mean_seconds": float(np.mean(lengths)), "max_seconds": float(np.max(lengths)),
                      "seconds": [float(x) for x in lengths]}
