@@ -56,7 +56,8 @@ def main(argv=None) -> int:
     import engine.envs  # noqa: F401
 
     run = Path(args.run)
-    cfg = json.loads((run / "state.json").read_text())["args"]
+    state = json.loads((run / "state.json").read_text())
+    cfg = state["args"]
     model = PPO.load(str(run / "checkpoint.zip"), device="cpu")
     sim = ImitationSim(cfg["character"], spd=cfg["spd"], dt=cfg["dt"], sim_dt=cfg["sim_dt"],
                        episode_seconds=args.seconds + 1.0)
@@ -72,9 +73,11 @@ def main(argv=None) -> int:
     sim.reset(args.start)
     r_ret, r_fell, r_images, r_labels = play(sim, lambda o: rng.uniform(-1, 1, sim.n_actions), args.seconds,
                                              args.every, renderer)
-    title = (f"{cfg['character']} {sim.motion.name}, {cfg['spd']} SPD, policy after {cfg.get('budget', 0):.0f} s budget: "
-             f"return {ret:.1f}, " + (f"fell at {fell:.2f} s" if fell is not None else f"up for all {args.seconds:.0f} s")
-             + f"   (random actions: return {r_ret:.1f}, fell at {r_fell if r_fell is not None else float('nan'):.2f} s)")
+    title = (f"{cfg['character']} {sim.motion.name}, {cfg['spd']} SPD, PPO policy after {state['samples']:,} samples "
+             f"({state['cpu_seconds']:.0f} CPU s)\nreturn {ret:.1f}, "
+             + (f"fell at {fell:.2f} s" if fell is not None else f"up for all {args.seconds:.0f} s")
+             + f" — random actions from the same start: return {r_ret:.1f}, "
+             + (f"fell at {r_fell:.2f} s" if r_fell is not None else "did not fall"))
     contact_sheet(images, labels, args.out, columns=min(7, len(images)), title=title)
     random_path = Path(args.out).with_name(Path(args.out).stem + "_random.png")
     contact_sheet(r_images, r_labels, random_path, columns=min(7, len(r_images)), title="random actions, same start")
