@@ -17,7 +17,9 @@ Parts (rows of ``learn.csv``):
    zero action (the reference as PD target), each 3 s long and run on past a
    fall (the character then lies on the ground); a step size is stable when
    no episode diverges (|q̇| > 1000 or non-finite).
-   ``n`` is 1/h; ``extra`` has diverged episodes and the mean survival time.
+   ``n`` is 1/h; ``extra`` has diverged episodes and the mean survival time;
+   ``seconds_per_step`` of these rows is the wall time of the whole study at that h
+   (not a per-step time: nothing is timed there).
 """
 from __future__ import annotations
 
