@@ -101,7 +101,8 @@ def test_vector_envs_sync_and_async_match_single_envs():
 
 
 def test_contact_stage_matches_engine_contact_space_and_pgs():
-    """The env's fused contact kernel = ContactSpace (Cholesky path) + solve_contacts on the same contacts."""
+    """The env's fused contact kernel = ContactSpace (Cholesky path, metric M + h K_d: the operator SPD
+    solves with, so that PD and contact act on the same system) + solve_contacts on the same contacts."""
     sim = ImitationSim("humanoid")
     sim.reset(3)
     q = sim.q.copy()
@@ -114,7 +115,7 @@ def test_contact_stage_matches_engine_contact_space_and_pgs():
     cd = sim.cd
     contacts = Contacts(cd.body[:k].copy(), cd.point[:k].copy(), np.tile([0.0, 0.0, 1.0], (k, 1)),
                         cd.depth[:k].copy(), np.arange(k), cd.mu[:k].copy())
-    space = ContactSpace(sim.model, q, contacts, "cholesky")
+    space = ContactSpace(sim.model, q, contacts, "cholesky", joint_diag=sim.cd.joint_diag)  # M + h K_d
     h = sim.sim_dt
     d = contacts.depth
     target = np.where(d < 0, d / h, 0.2 * np.maximum(d - 2e-4, 0.0) / h)

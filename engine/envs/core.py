@@ -154,6 +154,7 @@ ContactData = namedtuple("ContactData", [
     "s_w", "U_w",  # (nv, 6) world motion axes and I^A s
     "V",        # (n, 6) body velocities, world coordinates at the origin
     "dq",       # (nv,) contact velocity change
+    "joint_diag",  # (nv,) h K_d: the contact impulses act on M + h K_d, the operator SPD's q̈ solves with
     "params",   # (6,) ground height, margin, Baumgarte β, slop, bounce speed, PGS tol
     "stats",    # (2,) int64: contacts and PGS sweeps of the last sub-step
 ])
@@ -200,7 +201,7 @@ def ground_contact_update(tree, cd, q, v, h, max_sweeps):
     cd.stats[1] = 0
     if k == 0:
         return 0
-    articulated_inertia_pass(tree, ws, tree.link_inertia, ws.zero_nv)
+    articulated_inertia_pass(tree, ws, tree.link_inertia, cd.joint_diag)
     world_articulated_quantities(tree, ws, cd.s_w, cd.U_w)
     body, other, point, dirs = cd.body[:k], cd.other[:k], cd.point[:k], cd.dirs[:k]
     A = np.empty((3 * k, 3 * k))
@@ -396,7 +397,7 @@ class ImitationSim:
 
     def __init__(self, character: str = "humanoid", *, spd: str = "maba", dt: float = 1 / 30,
                  sim_dt: float | None = None, motion: str | None = None, episode_seconds: float = 10.0,
-                 action_scale: float | None = None, max_sweeps: int = 50, pcg_tol: float = 1e-12):
+                 action_scale: float | None = None, max_sweeps: int = 50, pcg_tol: float = 1e-14):
         if character not in CHARACTERS:
             raise ValueError(f"character must be one of {', '.join(CHARACTERS)}, got {character!r}")
         if spd not in METHOD_ID:
@@ -446,7 +447,8 @@ class ImitationSim:
             np.array([r for _, _, r in spec.contacts], dtype=float), np.full(m, spec.friction), np.zeros((m, 3)),
             np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros((m, 3)), np.zeros(m),
             np.zeros(m), dirs, np.zeros((nv, 6)), np.zeros((nv, 6)), np.zeros((n, 6)), np.zeros(nv),
-            np.array([0.0, 0.02, 0.2, 2e-4, 0.1, 1e-8]), np.zeros(2, np.int64))
+            np.ascontiguousarray(self.ctl.kd * sim_dt), np.array([0.0, 0.02, 0.2, 2e-4, 0.1, 1e-10]),
+            np.zeros(2, np.int64))
         self.rd = RewardData(model.make_workspace(), np.zeros(nv), self.ee_body, np.ascontiguousarray(model.body_mass),
                              np.ascontiguousarray(model.body_com), np.zeros((len(self.ee_body), 3)), np.zeros(3),
                              np.zeros(9))
