@@ -1,5 +1,7 @@
 """Gymnasium imitation environments (engine.envs): API conformance, determinism, the four SPD methods
 agreeing, vector environments, and the contact stage / reward against independent computations."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -229,3 +231,24 @@ def test_train_script_writes_curves_and_resumes(tmp_path):
     ev = json.loads((tmp_path / "eval.json").read_text())
     assert ev["samples"] == 512 and set(ev) >= {"policy", "random", "return_ratio"}
     assert (tmp_path / "curve.png").stat().st_size > 0
+
+
+def test_standing_reference_stands_still():
+    """Zero action on a standing reference (the start pose lowered onto the floor): the humanoid stays up
+    and still for 3 s. With contact impulses on M instead of M + h K_d (SPD's operator), SPD's explicit
+    torques fought the contact and it toppled within about a second."""
+    sim = ImitationSim("humanoid", episode_seconds=3.0)
+    q = sim.scene.q0.copy()
+    R, p = link_poses(sim.model, q)
+    spheres = [(sim.model.body_index(b), np.array(c), r) for b, c, r in sim.spec.contacts]
+    q[2] -= min((R[b] @ c + p[b])[2] - r for b, c, r in spheres)
+    ref = copy.copy(sim.ref)  # a private table: the reference tables are shared between sims
+    ref.q = np.ascontiguousarray(np.broadcast_to(q, sim.ref.q.shape))
+    ref.qd = np.zeros_like(sim.ref.qd)
+    sim.ref = ref
+    sim.reset(0)
+    for _ in range(90):
+        _, fallen, diverged, _ = sim.step(np.zeros(sim.n_actions))
+        assert not fallen and not diverged
+    assert abs(sim.q[2] - q[2]) < 0.01 and np.abs(sim.qd).max() < 0.05
+    assert sim.last["contacts"] == 8 and sim.last["pgs_sweeps"] < 50
