@@ -52,7 +52,7 @@ def _gym():
         import gymnasium
     except ImportError:
         raise LearnMissing("bench learn needs gymnasium: pip install gymnasium (or the .[learn] extra)") from None
-    import engine.envs  # noqa: F401  (registers the environments)
+    from .. import envs  # noqa: F401  (registers the environments)
     return gymnasium
 
 
