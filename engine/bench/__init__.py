@@ -14,6 +14,7 @@ from .baraff import run_baraff
 from .chains import run_chains
 from .direct import run_direct
 from .hard_constraints import run_hard_constraints
+from .learn import run_learn
 from .minv import run_minv
 from .peers import run_peers
 from .redmax import run_redmax
@@ -21,7 +22,7 @@ from .spd import run_spd
 
 SUITES = {"algorithms": run_algorithms, "redmax": run_redmax, "spd": run_spd, "baraff": run_baraff, "minv": run_minv,
           "hard-constraints": run_hard_constraints, "chains": run_chains, "peers": run_peers,
-          "direct": run_direct}
+          "direct": run_direct, "learn": run_learn}
 
 
 def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) -> dict:
