@@ -2,16 +2,19 @@
 
     python scripts/compile_profile.py aba        # first engine.aba on the README's 20-body floating tree
     python scripts/compile_profile.py bridge     # first bake of the README bridge (bpy wheel, 250 frames)
-    python scripts/compile_profile.py both --top 30
+    python scripts/compile_profile.py both --top 30   # in one process: the bridge reuses what aba compiled
 
 Runs on an empty numba cache of its own (a new temporary NUMBA_CACHE_DIR, removed at the end)
 unless ``--cache DIR`` is given. Listens to numba's ``numba:compile`` events: each compile of a
 kernel for one signature is an interval, and a kernel compiled while typing another (a callee)
 is a nested interval, so "self" seconds are a kernel's own compile time without its callees and
-"incl" seconds include them. Kernels with ``inline="always"`` never show up on their own: their
-cost is in every caller's self time. Also printed: seconds spent in the program outside any
-compile (imports, cache writes, the work itself), the number of kernels and signatures compiled,
-and every kernel compiled for more than one signature (each extra one is a full compile).
+"incl" seconds include them. Seconds are CPU seconds of the compiling thread (a shared machine's
+load changes wall time two-fold, CPU time much less). Helpers with ``kernel(inline=True)`` never
+show up on their own: their cost is in every caller's self time (``inline="llvm"`` helpers are
+compiled once and listed). Also printed: the CPU seconds of the process outside any compile
+(imports, cache writes, the work itself), the number of kernels and signatures compiled, the
+share of each numba pass, and every kernel compiled for more than one signature (each extra one
+is a full compile).
 """
 from __future__ import annotations
 
