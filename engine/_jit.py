@@ -38,24 +38,37 @@ JIT_ENABLED = HAVE_NUMBA
 _FASTMATH = {"contract", "arcp", "nsz"}
 
 
-def kernel(fn=None, *, parallel: bool = False, inline: bool = False, simd_lanes: bool = False):
+def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_lanes: bool = False):
     """Compile ``fn`` with ``numba.njit(cache=True, fastmath=_FASTMATH)`` when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
     valid Python over numpy arrays and scalars (no numba-only constructs).
     Kernels release the GIL (``nogil``), so Python threads can run them in
-    parallel on separate workspaces. ``inline=True`` inlines the function into its callers at numba-IR level:
-    used for small helpers on hot paths, where a call that passes array
-    structs by value costs more than the arithmetic. ``simd_lanes=True`` compiles
-    the kernel (and what it calls) with LLVM's SLP vectorizer, which numba leaves
-    off by default: for kernels written in ``algorithms._lanes`` style.
+    parallel on separate workspaces. Small helpers on hot paths, where a call
+    that passes array structs by value costs more than the arithmetic, are inlined:
+
+    * ``inline=True`` inlines at numba-IR level: the helper's body is translated, typed and
+      lowered again inside every caller, at every call site (the ABA/CRBA inner loops);
+    * ``inline="llvm"`` compiles the helper once and has LLVM inline it into its callers
+      (``alwaysinline``): the same arithmetic in the same order, for a fraction of the compile
+      time when a helper has several call sites (numba's passes grow faster than linearly with
+      a function's size).
+
+    No kernel gets numba's C-ABI wrapper (``no_cfunc_wrapper``): it only serves kernels passed
+    as first-class function objects, which the engine never does, and costs compile time.
+    ``simd_lanes=True`` compiles the kernel (and what it calls) with LLVM's SLP vectorizer, which numba
+    leaves off by default: for kernels written in ``algorithms._lanes`` style.
     """
+
+    if inline not in (True, False, "llvm"):
+        raise ValueError(f"kernel: inline must be True, False or 'llvm', got {inline!r}")
+    inlining = {"forceinline": True} if inline == "llvm" else {"inline": "always" if inline else "never"}
 
     def wrap(f):
         if not JIT_ENABLED:
             return f
         d = _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
-                        inline="always" if inline else "never")(f)
+                        no_cfunc_wrapper=True, **inlining)(f)
         return _with_slp_vectorizer(d) if simd_lanes else d
 
     return wrap if fn is None else wrap(fn)

@@ -103,7 +103,7 @@ def _quat_times_exp(q, qs, w0, w1, w2, out, os):
     _store_unit_quat(rw, rx, ry, rz, out, os)
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _store_unit_quat(w, x, y, z, out, os):
     """out[os:os+4] = (w, x, y, z) / |(w, x, y, z)|."""
     n = math.sqrt(w * w + x * x + y * y + z * z)
@@ -311,7 +311,7 @@ def difference(jtype: int, q0, q1) -> np.ndarray:
     return np.concatenate([w, Vinv @ dp])
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _quat_log_of_product(a, ao, b, bo, out, os):
     """out[os:os+3] = log(a⁻¹ ⊗ b), the rotation vector from a to b (shortest arc; a, b need not be unit)."""
     aw, ax, ay, az = a[ao], -a[ao + 1], -a[ao + 2], -a[ao + 3]
@@ -332,7 +332,7 @@ def _quat_log_of_product(a, ao, b, bo, out, os):
     out[os + 2] = f * rz
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def joint_difference(jtype, nv, q0, q1, qs, out, vs):
     """out[vs:vs+nv] = q1 ⊖ q0: the velocity v with q0 ⊕ v = q1 for one joint.
 
@@ -371,7 +371,7 @@ def joint_difference(jtype, nv, q0, q1, qs, out, vs):
             out[vs + d] = q1[qs + d] - q0[qs + d]
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def matrix_to_quat_kernel(R, out, os):
     """out[os:os+4] = unit quaternion (w, x, y, z), w ≥ 0, of rotation R (Shepperd's method)."""
     t0 = R[0, 0] + R[1, 1] + R[2, 2]

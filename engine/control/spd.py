@@ -120,7 +120,7 @@ def spd_workspace(model) -> SPDWorkspace:
     return sw
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def spd_joint_terms(tree, sw, ctl, q, qd, q_target, qd_target):
     """K = Δt K_d (Eq. 38) and Q = −K_p ((q ⊖ q̄) + Δt q̇) − K_d (q̇ − q̇̄) (Eq. 40), O(n)."""
     position_error(tree, q, qd, q_target, ctl.dt, sw.err)
@@ -130,7 +130,7 @@ def spd_joint_terms(tree, sw, ctl, q, qd, q_target, qd_target):
 
 
 # ------------------------------------------------------------ the four solvers
-@kernel(inline=True)
+@kernel(inline="llvm")
 def maba_solve(tree, sw, q, qd, tau_ext, qdd):
     """MABA (Eq. 30–46): ABA with Dᵢ += Kᵢ and joint force Qᵢ + τ_ext,ᵢ; needs spd_joint_terms."""
     for k in range(qd.shape[0]):

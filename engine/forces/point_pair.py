@@ -56,7 +56,7 @@ class PairArrays(NamedTuple):
     tension_only: np.ndarray
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _point_world(X0_E, X0_r, body, l, out_x, out_G):
     """World position of link point l, and G = R Γ (3 × 6) (zero for the world)."""
     if body < 0:
@@ -80,7 +80,7 @@ def _point_world(X0_E, X0_r, body, l, out_x, out_G):
         out_G[k, 5] = r2
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _add_point_wrench(X0_E, body, l, f_world, sign, wrench):
     """wrench[body] += sign · [l × Rᵀf; Rᵀf] (link coordinates)."""
     if body < 0:
@@ -97,7 +97,7 @@ def _add_point_wrench(X0_E, body, l, f_world, sign, wrench):
     wrench[body, 5] += F2
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _add_geometric_term(X0_E, body, l, f_world, sign, K, o):
     """K[o:o+6, o:o+6] += sign · sym(Γᵀ [[Rᵀf], 0]) = sign · sym([[l][F], 0; [F], 0])."""
     if body < 0:

@@ -56,7 +56,7 @@ def planar_constraints(kind, bodies, points, axis, angle0) -> PlanarConstraints:
                              np.ascontiguousarray(np.asarray(angle0, float).reshape(m)), rows, start)
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _arm(q, v, body, r, out):
     """out = (world point x + R r (2), R r (2), rate of R r: ω (R r)⊥ (2)); the world: r itself, at rest."""
     if body < 0:
@@ -144,7 +144,7 @@ def planar_constraint_rows(c, q, v, alpha, beta, JA, JB, rhs, err, verr):
             verr[t] = Cd
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _angle_row(c, k, t, a, b, tha, thb, wa, wb, alpha, beta, JA, JB, rhs, err, verr):
     """θ_b − θ_a − θ₀ = 0."""
     C = thb - tha - c.angle0[k]

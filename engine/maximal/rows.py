@@ -61,7 +61,7 @@ def joint_constraints(jtype, axis, bodies, Ea, ra, Eb, rb) -> JointConstraints:
                             f(Ea, (m, 3, 3)), f(ra, (m, 3)), f(Eb, (m, 3, 3)), f(rb, (m, 3)), rows, start)
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _complement(vecs, k, T, r0, c0):
     """Rows r0… of T, columns c0…c0+2: 3 − k unit vectors spanning the complement of the k
     orthonormal rows of vecs (3-vectors). Returns 3 − k."""
@@ -90,7 +90,7 @@ def _complement(vecs, k, T, r0, c0):
     return 3 - k
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def constraint_directions(S, nv, T, ang, lin):
     """T (rows, 6): the directions complementary to the nv rows of S (each purely angular or purely
     linear, orthonormal, as every engine joint type has). Returns the number of rows."""
@@ -112,7 +112,7 @@ def constraint_directions(S, nv, T, ang, lin):
     return n_ang + _complement(lin, nl, T, n_ang, 3)
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _frame_pose(R, p, body, E, r, Rf, pf):
     """World pose (Rf, pf) of a frame fixed in ``body`` with X_{F←body} = (E, r); world if body = −1."""
     for i in range(3):

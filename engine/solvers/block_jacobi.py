@@ -75,7 +75,7 @@ def block_jacobi_solve_rows(tree, ws, X, out):
         block_jacobi_solve(tree, ws, X[k], out[k])
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def project_residual(r, G, Y, Sinv, lam):
     """r ← r − Gᵀ (G P⁻¹ Gᵀ)⁺ G P⁻¹ r with G (l, nv) and Y = (P⁻¹Gᵀ)ᵀ (a no-op for l = 0).
 

@@ -20,7 +20,7 @@ from ..joints import joint_bias_acceleration
 from ..spatial import cross_motion, transform_force_transpose, transform_motion
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def joint_velocity(tree, ws, i, qd, vJ):
     """vJ (6,) = S_i q̇_i: body i's velocity relative to its parent (link coordinates)."""
     vs = tree.v_start[i]

@@ -26,7 +26,7 @@ import numpy as np
 from .._jit import kernel
 
 
-@kernel(inline=True)
+@kernel(inline="llvm")
 def _invert_block(A, n, out, work):
     """out[:n, :n] = A[:n, :n]⁻¹ by Gauss–Jordan with partial pivoting; returns False if singular."""
     for i in range(n):
