@@ -85,22 +85,22 @@ class EnergyGuard:
         kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
         return kin + pot + extra
 
-    def apply(self, state, q_new, qd_new, control):
+    def apply(self, state, q_new, qd_new, control, energies=None):
+        """qd_new, or its rates scaled down (module doc). energies: (E(q, q̇), E(q⁺, q̇⁺)) when the step
+        already has them (``redmax_step.pcg_step``), else computed here."""
         last, key = self._last, (control.joint_rest, *control.point_forces)
-        same_state = (last is not None and np.array_equal(last[0][0], state.q)
-                      and np.array_equal(last[0][1], state.qd))
-        if same_state and len(last[0]) == 2 + len(key) and all(
-                np.array_equal(a, b) for a, b in zip(last[0][2:], key)):
+        same_state = last is not None and _equal(last[0][0], state.q) and _equal(last[0][1], state.qd)
+        if same_state and len(last[0]) == 2 + len(key) and all(_equal(a, b) for a, b in zip(last[0][2:], key)):
             e0 = last[1]
         else:
-            e0 = self._energy(state.q, state.qd, control)
+            e0 = self._energy(state.q, state.qd, control) if energies is None else float(energies[0])
         if self.budget is None or not same_state:  # a new start: the budget is the state's energy
             self.budget = e0
         elif e0 != last[1]:  # the control changed between steps (a controller, a moving load)
             self.budget += e0 - last[1]
         # the joint dampers remove h Σ c q̇⁺² (the step's own rates)
         self.budget -= self.s.dt * float(self.s.forces.joint_damping @ (qd_new * qd_new))
-        e1 = self._energy(q_new, qd_new, control)
+        e1 = self._energy(q_new, qd_new, control) if energies is None else float(energies[1])
         if e1 > self.budget + self.rtol * (abs(self.budget) + 1.0):
             v1 = self._energy(q_new, np.zeros_like(qd_new), control)  # the potential at q⁺
             t1 = e1 - v1
@@ -109,6 +109,16 @@ class EnergyGuard:
             self.clamped_steps += 1
         self._last = ((q_new.copy(), qd_new.copy(), *(np.array(a, copy=True) for a in key)), e1)
         return qd_new
+
+
+def _equal(a, b) -> bool:
+    """``np.array_equal(a, b)``, equal bytes first: ≈ 0.3 µs instead of ≈ 3 µs per small array, six times a
+    step. Unlike array_equal, a copy of an array holding NaN equals it (a diverged state: its energy, and
+    so the budget, is NaN either way)."""
+    if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
+            and a.tobytes() == b.tobytes()):
+        return True
+    return bool(np.array_equal(a, b))
 
 
 def make_energy_guard(stepper, enabled):

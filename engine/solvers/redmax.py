@@ -49,6 +49,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 
 from .._jit import compiled_for, kernel
+from ..algorithms._flat import FlatModel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, world_pass
@@ -174,7 +175,10 @@ class RedMaxStepper:
         self.threads = max(1, int(threads))
         self._pool = None
         n, nv = model.n_bodies, model.nv
-        self.ws = model.make_workspace()  # this stepper's own kinematics and solver workspace
+        # this stepper's own kinematics and solver workspace: views into a FlatModel's buffer, which the
+        # one-call step hands to its kernel whole (with the tree's two buffers) instead of 31 arrays
+        self._flat = FlatModel(model)
+        self.ws = self._flat.ws
         self.forces = fe = ForceEvaluator(scene, self.geometric_stiffness)  # the forces stage: f, K, D
         self.pairs, self.K, self.D, self.wrench = fe.pairs, fe.K, fe.D, fe.wrench  # filled in place by fe
         m = len(self.pairs[0])
@@ -208,6 +212,7 @@ class RedMaxStepper:
                           and self.limits is None)
         self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
         self._q_shape = (model.nq,)
+        self._energies = np.zeros(2)  # pcg_step's E(q, q̇), E(q⁺, q̇⁺) for the energy guard
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
         # backward Euler by Newton on the incremental potential from the linear step's rates
@@ -433,10 +438,15 @@ class RedMaxStepper:
                              f"{self.qd_guess.shape}; got {q.shape}, {rest.shape} and {qd.shape}")
         qd_new = self.qd_guess.copy()
         q_new = np.empty_like(q)
-        args = (self.model.tree, self.ws, self.pairs, self._force_arrays, self._tension_arrays, self._system, q,
-                qd, rest, *pf, self.dt, self.geometric_stiffness,
-                gs is not None, gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
-                *self._vec, qd_new, q_new)
+        if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step
+            flat = self._flat
+            self._step_args = ((flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays,
+                                self._tension_arrays, self._system),
+                               (self.dt, self.geometric_stiffness, gs is not None, gs is not None and gs.inertial,
+                                self._exact_preconditioner, self.tol, self.max_iter, *self._vec),
+                               (self._energy_guard is not None, self._energies))
+        head, middle, tail = self._step_args
+        args = head + (q, qd, rest) + pf + middle + (qd_new, q_new) + tail
         if self._pcg_step_kernel is None:
             self._pcg_step_kernel = compiled_for(pcg_step, args)
             self._r = self._system.reduced_diag
@@ -448,7 +458,7 @@ class RedMaxStepper:
         self.forces.point_force_body, self.forces.point_force_K = pf[0], pf[3]
         self.qd_guess = qd_new
         if self._energy_guard is not None:
-            qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control, self._energies)
         self.stats = StepStats(its, its, 1, 0.0, solve_seconds)
         return State(q_new, qd_new, state.t + self.dt)
 

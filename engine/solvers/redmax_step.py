@@ -30,7 +30,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import borrowed, kernel
+from ..algorithms._flat import unpack_tree, unpack_workspace
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_passes
@@ -39,6 +40,7 @@ from ..forces.point_pair import point_pair_kernel
 from ..integrators import integrate_kernel, position_error
 from ..spatial import inertia_times
 from .block_jacobi import block_jacobi_solve, pcg_solve
+from .energy_guard import kinetic_and_gravity
 from .geometric_stiffness import add_tension_blocks, segment_tensors
 from .reduced_operators import jacobian_transpose_product
 
@@ -165,17 +167,43 @@ def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
     return spring_energy, point_energy
 
 
+@kernel(inline=True)
+def joint_spring_energy(fa):
+    """½ Σ K_r d² (J) over the sprung dofs, d = fa.difference (q ⊖ q_rest, from ``position_error``)."""
+    e = 0.0
+    for j in range(fa.spring_v.shape[0]):
+        d = fa.spring_v[j]
+        e += fa.joint_stiffness[d] * (fa.difference[d] * fa.difference[d])
+    return 0.5 * e
+
+
 @kernel
-def pcg_step(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h, springs_geometric,
-             joint_tension, inertial, exact_preconditioner, tol, max_iter, r, z, p, Ap, x, q_out):
+def pcg_step(ints, floats, work, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+             springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, r, z, p, Ap, x, q_out,
+             guard, energies):
     """The whole RedMax PCG step without loop closures, contact or enforced limits.
 
+    ints, floats, work: a ``FlatModel``'s buffers (the tree, and the workspace the step runs in: three
+    arguments to hand over instead of 31 arrays, unpacked here as borrowed views).
     x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺; r, z, p, Ap (nv,)
     PCG scratch. exact_preconditioner: no spring couples two moving bodies, so P = M̃
     (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
-    one). Returns PCG's iteration count."""
-    assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
-                    springs_geometric, joint_tension, inertial, False, True)
+    one). guard: also fill energies (2,) with E(q, q̇) and E(q⁺, q̇⁺) (J; T + gravity + springs +
+    point forces + joint springs, summed as ``EnergyGuard._energy``) for the energy guard, which would
+    otherwise redo the kinematics and forces passes in Python; the second leaves ws and the force
+    arrays at (q⁺, q̇⁺), as the guard's own evaluation did. Returns PCG's iteration count."""
+    # borrowed arrays (_jit.borrowed): the per-body views below then update no reference counts
+    tree = unpack_tree(ints, floats)
+    ws = unpack_workspace(ints, work)
+    pairs, fa, ta, sa = borrowed((pairs, fa, ta, sa))
+    q, qd, rest, pf_body, pf_point, pf_force, pf_K = borrowed((q, qd, rest, pf_body, pf_point, pf_force, pf_K))
+    r, z, p, Ap, x, q_out, energies = borrowed((r, z, p, Ap, x, q_out, energies))
+    spring_energy, point_energy = assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
+                                                  pf_force, pf_K, h, springs_geometric, joint_tension, inertial,
+                                                  False, True)
+    if guard:  # E(q, q̇) on the step's own kinematics (fa.difference holds q ⊖ q_rest when springs exist)
+        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
+        energies[0] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
     if exact_preconditioner:
         block_jacobi_solve(tree, ws, sa.rhs, x)
         its = 1
@@ -185,5 +213,23 @@ def pcg_step(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_for
     for k in range(q.shape[0]):
         q_out[k] = q[k]
     integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
+    if guard:  # E(q⁺, q̇⁺): ForceEvaluator.evaluate's passes, then the same sums
+        joint_pass(tree, q_out, ws)
+        world_pass(tree, ws)
+        velocity_pass(tree, q_out, x, ws)
+        for i in range(tree.parent.shape[0]):
+            for k in range(6):
+                fa.wrench[i, k] = 0.0
+                fa.wrench_damping[i, k] = 0.0
+        spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, pairs, springs_geometric, fa.wrench,
+                                          fa.wrench_damping, fa.K, fa.D, fa.active)
+        point_energy = 0.0
+        if pf_body.shape[0] > 0:
+            point_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, springs_geometric,
+                                              fa.wrench, pf_K)
+        if fa.spring_v.shape[0] > 0:
+            position_error(tree, q_out, fa.zero_v, rest, 0.0, fa.difference)
+        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
+        energies[1] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
     return its
 
