@@ -67,7 +67,7 @@ from .energy_guard import make_energy_guard
 from .incremental_potential import make_refinement
 from .reduced_operators import system_product
 from .redmax_step import (assemble_blocks, assemble_step_system, force_arrays, pcg_step,  # noqa: F401
-                          system_arrays, tension_arrays)
+                          system_arrays, system_buffer, tension_arrays)
 from .direct import DirectSolver
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
@@ -182,7 +182,6 @@ class RedMaxStepper:
         self.forces = fe = ForceEvaluator(scene, self.geometric_stiffness)  # the forces stage: f, K, D
         self.pairs, self.K, self.D, self.wrench = fe.pairs, fe.K, fe.D, fe.wrench  # filled in place by fe
         m = len(self.pairs[0])
-        self._vec = [np.zeros(nv) for _ in range(4)]
         self._lnk = [np.zeros((n, 6)) for _ in range(2)]
         self.qd_guess = scene.qd0.copy()
         self._cols_idx = np.zeros(nv, dtype=np.int64)
@@ -203,7 +202,9 @@ class RedMaxStepper:
         self._force_arrays = force_arrays(fe, model)
         gs = self._joint_gs if self._joint_gs is not None else JointGeometricStiffness(model)
         self._tension_arrays = tension_arrays(gs, model)
-        self._system = system_arrays(model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
+        # SystemArrays, PCG's scratch and pcg_step's energies (E(q, q̇), E(q⁺, q̇⁺) for the energy guard) in one buffer
+        self._system_buffer, self._system, self._vec, self._energies = system_buffer(
+            model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
         self.A, self.coupling = self._system.A, self._system.coupling
         self._pf_K = np.zeros((0, 6, 6))
         self._no_point_forces = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)), self._pf_K)
@@ -212,7 +213,6 @@ class RedMaxStepper:
                           and self.limits is None)
         self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
         self._q_shape = (model.nq,)
-        self._energies = np.zeros(2)  # pcg_step's E(q, q̇), E(q⁺, q̇⁺) for the energy guard
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
         # backward Euler by Newton on the incremental potential from the linear step's rates
@@ -429,7 +429,6 @@ class RedMaxStepper:
 
     def _pcg_step(self, state, control):
         """``step`` in one kernel call (``redmax_step.pcg_step``): no closures, contact or limits."""
-        gs = self._joint_gs
         pf = self._point_forces(control)
         q, qd, rest = _floats(state.q), _floats(state.qd), _floats(control.joint_rest)
         if q.shape != self._q_shape or qd.shape != self.qd_guess.shape or rest.shape != self._q_shape:
@@ -439,12 +438,12 @@ class RedMaxStepper:
         qd_new = self.qd_guess.copy()
         q_new = np.empty_like(q)
         if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step
-            flat = self._flat
+            flat, gs = self._flat, self._joint_gs
             self._step_args = ((flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays,
-                                self._tension_arrays, self._system),
+                                self._tension_arrays, self._system_buffer),
                                (self.dt, self.geometric_stiffness, gs is not None, gs is not None and gs.inertial,
-                                self._exact_preconditioner, self.tol, self.max_iter, *self._vec),
-                               (self._energy_guard is not None, self._energies))
+                                self._exact_preconditioner, self.tol, self.max_iter),
+                               (self._energy_guard is not None,))
         head, middle, tail = self._step_args
         args = head + (q, qd, rest) + pf + middle + (qd_new, q_new) + tail
         if self._pcg_step_kernel is None:

@@ -30,7 +30,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import borrowed, kernel
+from .._jit import borrowed, contiguous_view, kernel
 from ..algorithms._flat import unpack_tree, unpack_workspace
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
@@ -74,6 +74,50 @@ def system_arrays(model, n_pairs: int, reduced_diag) -> SystemArrays:
     return SystemArrays(np.zeros((n, 6, 6)), np.zeros((n_pairs, 6, 6)), np.ascontiguousarray(reduced_diag, float),
                         np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((n, 6)), np.zeros((n, 6)),
                         np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0))
+
+
+@kernel(inline=True)
+def system_offsets(n, nv, m):
+    """Where ``system_buffer`` puts A, coupling, reduced_diag, f_r, bias, rhs, y, w, the empty rows (all
+    three at one offset), PCG's r, z, p, Ap and the guard's energies (2,); then the buffer's length."""
+    o_c = 36 * n
+    o_rd = o_c + 36 * m
+    o_y = o_rd + 4 * nv
+    o_r = o_y + 12 * n
+    o_e = o_r + 4 * nv
+    return (0, o_c, o_rd, o_rd + nv, o_rd + 2 * nv, o_rd + 3 * nv, o_y, o_y + 6 * n, o_r, o_r, o_r + nv,
+            o_r + 2 * nv, o_r + 3 * nv, o_e, o_e + 2)
+
+
+def system_buffer(model, n_pairs: int, reduced_diag):
+    """(buffer, SystemArrays, [r, z, p, Ap], energies): the stepper's own float arrays as views into one
+    buffer, which ``pcg_step`` takes whole (``unpack_system``) instead of 16 arrays."""
+    n, nv = model.n_bodies, model.nv
+    o = system_offsets(n, nv, n_pairs)
+    buf = np.zeros(o[14])
+
+    def view(k, shape):
+        return buf[o[k]:o[k] + int(np.prod(shape))].reshape(shape)
+
+    sa = SystemArrays(view(0, (n, 6, 6)), view(1, (n_pairs, 6, 6)), view(2, (nv,)), view(3, (nv,)), view(4, (nv,)),
+                      view(5, (nv,)), view(6, (n, 6)), view(7, (n, 6)), view(8, (0, nv)), view(8, (0, 0)),
+                      view(8, (0,)))
+    sa.reduced_diag[:] = reduced_diag
+    return buf, sa, [view(9 + k, (nv,)) for k in range(4)], view(13, (2,))
+
+
+@kernel(inline=True)
+def unpack_system(buf, n, nv, m):
+    """``system_buffer``'s arrays as borrowed views: (SystemArrays, r, z, p, Ap, energies)."""
+    o = system_offsets(n, nv, m)
+    sa = SystemArrays(contiguous_view(buf, o[0], (n, 6, 6)), contiguous_view(buf, o[1], (m, 6, 6)),
+                      contiguous_view(buf, o[2], (nv,)), contiguous_view(buf, o[3], (nv,)),
+                      contiguous_view(buf, o[4], (nv,)), contiguous_view(buf, o[5], (nv,)),
+                      contiguous_view(buf, o[6], (n, 6)), contiguous_view(buf, o[7], (n, 6)),
+                      contiguous_view(buf, o[8], (0, nv)), contiguous_view(buf, o[8], (0, 0)),
+                      contiguous_view(buf, o[8], (0,)))
+    return (sa, contiguous_view(buf, o[9], (nv,)), contiguous_view(buf, o[10], (nv,)),
+            contiguous_view(buf, o[11], (nv,)), contiguous_view(buf, o[12], (nv,)), contiguous_view(buf, o[13], (2,)))
 
 
 @kernel
@@ -178,26 +222,26 @@ def joint_spring_energy(fa):
 
 
 @kernel
-def pcg_step(ints, floats, work, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
-             springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, r, z, p, Ap, x, q_out,
-             guard, energies):
+def pcg_step(ints, floats, work, pairs, fa, ta, system, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+             springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, x, q_out, guard):
     """The whole RedMax PCG step without loop closures, contact or enforced limits.
 
     ints, floats, work: a ``FlatModel``'s buffers (the tree, and the workspace the step runs in: three
-    arguments to hand over instead of 31 arrays, unpacked here as borrowed views).
-    x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺; r, z, p, Ap (nv,)
-    PCG scratch. exact_preconditioner: no spring couples two moving bodies, so P = M̃
+    arguments to hand over instead of 31 arrays, unpacked here as borrowed views); system: the stepper's
+    ``system_buffer`` (SystemArrays, PCG's scratch r, z, p, Ap (nv,) and energies (2,)).
+    x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺. exact_preconditioner: no spring couples two moving bodies, so P = M̃
     (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
-    one). guard: also fill energies (2,) with E(q, q̇) and E(q⁺, q̇⁺) (J; T + gravity + springs +
+    one). guard: also fill energies with E(q, q̇) and E(q⁺, q̇⁺) (J; T + gravity + springs +
     point forces + joint springs, summed as ``EnergyGuard._energy``) for the energy guard, which would
     otherwise redo the kinematics and forces passes in Python; the second leaves ws and the force
     arrays at (q⁺, q̇⁺), as the guard's own evaluation did. Returns PCG's iteration count."""
     # borrowed arrays (_jit.borrowed): the per-body views below then update no reference counts
     tree = unpack_tree(ints, floats)
     ws = unpack_workspace(ints, work)
-    pairs, fa, ta, sa = borrowed((pairs, fa, ta, sa))
+    sa, r, z, p, Ap, energies = unpack_system(system, ints[0], ints[1], pairs.body_a.shape[0])
+    pairs, fa, ta = borrowed((pairs, fa, ta))
     q, qd, rest, pf_body, pf_point, pf_force, pf_K = borrowed((q, qd, rest, pf_body, pf_point, pf_force, pf_K))
-    r, z, p, Ap, x, q_out, energies = borrowed((r, z, p, Ap, x, q_out, energies))
+    x, q_out = borrowed((x, q_out))
     spring_energy, point_energy = assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
                                                   pf_force, pf_K, h, springs_geometric, joint_tension, inertial,
                                                   False, True)
