@@ -90,8 +90,11 @@ class EnergyGuard:
         """qd_new, or its rates scaled down (module doc). energies: (E(q, q̇), E(q⁺, q̇⁺)) when the step
         already has them (``redmax_step.pcg_step``), else computed here."""
         last, arrays = self._last, [state.q, state.qd, control.joint_rest, *control.point_forces]
-        arrays = [a if type(a) is np.ndarray else np.asarray(a) for a in arrays]
-        now = [a.tobytes() for a in arrays]
+        try:
+            now = [a.tobytes() for a in arrays]
+        except AttributeError:  # a control built from lists
+            arrays = [np.asarray(a) for a in arrays]
+            now = [a.tobytes() for a in arrays]
         if last is not None and now == last[0]:  # the usual case: the very arrays of the last step, unchanged
             same_state = same_control = True
         else:  # np.array_equal against the last step's arrays, rebuilt from their bytes

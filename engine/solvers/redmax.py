@@ -437,20 +437,16 @@ class RedMaxStepper:
                              f"{self.qd_guess.shape}; got {q.shape}, {rest.shape} and {qd.shape}")
         qd_new = self.qd_guess.copy()
         q_new = np.empty_like(q)
-        if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step
+        if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step (fixed from here)
             flat, gs = self._flat, self._joint_gs
-            self._step_args = ((flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays,
-                                self._tension_arrays, self._system_buffer),
-                               (self.dt, self.geometric_stiffness, gs is not None, gs is not None and gs.inertial,
-                                self._exact_preconditioner, self.tol, self.max_iter),
-                               (self._energy_guard is not None,))
-        head, middle, tail = self._step_args
-        args = head + (q, qd, rest) + pf + middle + (qd_new, q_new) + tail
-        if self._pcg_step_kernel is None:
-            self._pcg_step_kernel = compiled_for(pcg_step, args)
+            self._step_args = (flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays, self._tension_arrays,
+                               self._system_buffer, self.dt, self.geometric_stiffness, gs is not None,
+                               gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
+                               self._energy_guard is not None)
+            self._pcg_step_kernel = compiled_for(pcg_step, (q, qd, rest, *pf, qd_new, q_new, *self._step_args))
             self._r = self._system.reduced_diag
         start = time.perf_counter()
-        its = self._pcg_step_kernel(*args)
+        its = self._pcg_step_kernel(q, qd, rest, *pf, qd_new, q_new, *self._step_args)
         # the solve is inside the kernel: without couplings it is one exact block solve (no other linear solver
         # can beat it, 0 s); with couplings the whole call is the bound the advisor gets (StepStats.solve_seconds)
         solve_seconds = 0.0 if self._exact_preconditioner else time.perf_counter() - start

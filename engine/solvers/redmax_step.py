@@ -222,8 +222,8 @@ def joint_spring_energy(fa):
 
 
 @kernel
-def pcg_step(ints, floats, work, pairs, fa, ta, system, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
-             springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, x, q_out, guard):
+def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, floats, work, pairs, fa, ta, system, h,
+             springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, guard):
     """The whole RedMax PCG step without loop closures, contact or enforced limits.
 
     ints, floats, work: a ``FlatModel``'s buffers (the tree, and the workspace the step runs in: three
