@@ -67,7 +67,7 @@ from .energy_guard import make_energy_guard
 from .incremental_potential import make_refinement
 from .reduced_operators import system_product
 from .redmax_step import (assemble_blocks, assemble_step_system, force_arrays, pcg_step,  # noqa: F401
-                          system_arrays, system_buffer, tension_arrays)
+                          system_arrays, system_buffer, tension_arrays, tension_buffer)
 from .direct import DirectSolver
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
@@ -201,7 +201,7 @@ class RedMaxStepper:
         h = self.dt
         self._force_arrays = force_arrays(fe, model)
         gs = self._joint_gs if self._joint_gs is not None else JointGeometricStiffness(model)
-        self._tension_arrays = tension_arrays(gs, model)
+        self._tension_buffer, self._tension_arrays = tension_buffer(gs, model)
         # SystemArrays, PCG's scratch and pcg_step's energies (E(q, q̇), E(q⁺, q̇⁺) for the energy guard) in one buffer
         self._system_buffer, self._system, self._vec, self._energies = system_buffer(
             model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
@@ -439,7 +439,7 @@ class RedMaxStepper:
         q_new = np.empty_like(q)
         if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step (fixed from here)
             flat, gs = self._flat, self._joint_gs
-            self._step_args = (flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays, self._tension_arrays,
+            self._step_args = (flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays, self._tension_buffer,
                                self._system_buffer, self.dt, self.geometric_stiffness, gs is not None,
                                gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
                                self._energy_guard is not None)

@@ -69,6 +69,36 @@ def tension_arrays(gs, model) -> TensionArrays:
                          gs.F, gs.T)
 
 
+@kernel(inline=True)
+def tension_offsets(n):
+    """Where ``tension_buffer`` puts the TensionArrays fields (their order), then the buffer's length."""
+    return (0, n, 4 * n, 4 * n + 3, 10 * n + 3, 16 * n + 3, 22 * n + 3, 25 * n + 3, 28 * n + 3, 37 * n + 3)
+
+
+def tension_buffer(gs, model):
+    """(buffer, TensionArrays): ``tension_arrays`` as views into one buffer of the stepper's own (the
+    masses, centres of mass and gravity copied from ``gs``; scratch of its own), which ``pcg_step`` takes
+    whole (``unpack_tension``) instead of 9 arrays."""
+    n = model.n_bodies
+    o = tension_offsets(n)
+    buf = np.zeros(o[9])
+    shapes = ((n,), (n, 3), (3,), (n, 6), (n, 6), (n, 6), (n, 3), (n, 3), (n, 3, 3))
+    ta = TensionArrays(*(buf[o[k]:o[k + 1]].reshape(shape) for k, shape in enumerate(shapes)))
+    ta.mass[:], ta.com[:], ta.gravity[:] = gs._mass, gs._com, gs._gravity
+    return buf, ta
+
+
+@kernel(inline=True)
+def unpack_tension(buf, n):
+    """``tension_buffer``'s TensionArrays as borrowed views."""
+    o = tension_offsets(n)
+    return TensionArrays(contiguous_view(buf, o[0], (n,)), contiguous_view(buf, o[1], (n, 3)),
+                         contiguous_view(buf, o[2], (3,)), contiguous_view(buf, o[3], (n, 6)),
+                         contiguous_view(buf, o[4], (n, 6)), contiguous_view(buf, o[5], (n, 6)),
+                         contiguous_view(buf, o[6], (n, 3)), contiguous_view(buf, o[7], (n, 3)),
+                         contiguous_view(buf, o[8], (n, 3, 3)))
+
+
 def system_arrays(model, n_pairs: int, reduced_diag) -> SystemArrays:
     n, nv = model.n_bodies, model.nv
     return SystemArrays(np.zeros((n, 6, 6)), np.zeros((n_pairs, 6, 6)), np.ascontiguousarray(reduced_diag, float),
@@ -222,13 +252,14 @@ def joint_spring_energy(fa):
 
 
 @kernel
-def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, floats, work, pairs, fa, ta, system, h,
+def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, floats, work, pairs, fa, tension, system, h,
              springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, guard):
     """The whole RedMax PCG step without loop closures, contact or enforced limits.
 
     ints, floats, work: a ``FlatModel``'s buffers (the tree, and the workspace the step runs in: three
     arguments to hand over instead of 31 arrays, unpacked here as borrowed views); system: the stepper's
-    ``system_buffer`` (SystemArrays, PCG's scratch r, z, p, Ap (nv,) and energies (2,)).
+    ``system_buffer`` (SystemArrays, PCG's scratch r, z, p, Ap (nv,) and energies (2,)); tension: its
+    ``tension_buffer`` (TensionArrays).
     x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺. exact_preconditioner: no spring couples two moving bodies, so P = M̃
     (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
     one). guard: also fill energies with E(q, q̇) and E(q⁺, q̇⁺) (J; T + gravity + springs +
@@ -239,7 +270,8 @@ def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, flo
     tree = unpack_tree(ints, floats)
     ws = unpack_workspace(ints, work)
     sa, r, z, p, Ap, energies = unpack_system(system, ints[0], ints[1], pairs.body_a.shape[0])
-    pairs, fa, ta = borrowed((pairs, fa, ta))
+    ta = unpack_tension(tension, ints[0])
+    pairs, fa = borrowed((pairs, fa))
     q, qd, rest, pf_body, pf_point, pf_force, pf_K = borrowed((q, qd, rest, pf_body, pf_point, pf_force, pf_K))
     x, q_out = borrowed((x, q_out))
     spring_energy, point_energy = assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
