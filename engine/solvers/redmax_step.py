@@ -185,21 +185,13 @@ def assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_p
 
 
 @kernel(inline=True)
-def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
-                    springs_geometric, joint_tension, inertial, closure_forces, articulated):
-    """Stages 1–5 of the module docstring at (q (nq,), q̇ (nv,)) with joint-spring rest ``rest`` (nq,)
-    and point forces (body (k,), point (k, 3) link frame, force (k, 3) world; pf_K (k, 6, 6) out).
-
-    Fills fa (wrenches, K, D), sa.A, sa.coupling, sa.f_r, sa.bias, sa.rhs and leaves ws holding
-    the kinematics at q (v at q̇). joint_tension: add h² K⁺ (inertial: with the d'Alembert forces;
-    closure_forces: with ta.closure_wrench); articulated: run the preconditioner's inward pass.
-    Returns (spring energy, point-force energy) (J)."""
+def kinematics_and_forces(tree, ws, pairs, fa, q, qd, pf_body, pf_point, pf_force, pf_K, springs_geometric):
+    """``ForceEvaluator.evaluate`` in a kernel: the kinematics at (q, q̇) into ws, the springs' and point
+    forces' wrenches, K and D into fa (pf_K: the point forces' K); returns (spring, point-force) energy (J)."""
     joint_pass(tree, q, ws)
     world_pass(tree, ws)
     velocity_pass(tree, q, qd, ws)
-    n = tree.parent.shape[0]
-    nv = qd.shape[0]
-    for i in range(n):
+    for i in range(tree.parent.shape[0]):
         for k in range(6):
             fa.wrench[i, k] = 0.0
             fa.wrench_damping[i, k] = 0.0
@@ -209,6 +201,23 @@ def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
     if pf_body.shape[0] > 0:
         point_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, springs_geometric,
                                           fa.wrench, pf_K)
+    return spring_energy, point_energy
+
+
+@kernel(inline=True)
+def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+                    springs_geometric, joint_tension, inertial, closure_forces, articulated):
+    """Stages 1–5 of the module docstring at (q (nq,), q̇ (nv,)) with joint-spring rest ``rest`` (nq,)
+    and point forces (body (k,), point (k, 3) link frame, force (k, 3) world; pf_K (k, 6, 6) out).
+
+    Fills fa (wrenches, K, D), sa.A, sa.coupling, sa.f_r, sa.bias, sa.rhs and leaves ws holding
+    the kinematics at q (v at q̇). joint_tension: add h² K⁺ (inertial: with the d'Alembert forces;
+    closure_forces: with ta.closure_wrench); articulated: run the preconditioner's inward pass.
+    Returns (spring energy, point-force energy) (J)."""
+    spring_energy, point_energy = kinematics_and_forces(tree, ws, pairs, fa, q, qd, pf_body, pf_point, pf_force,
+                                                       pf_K, springs_geometric)
+    n = tree.parent.shape[0]
+    nv = qd.shape[0]
     assemble_blocks(tree.link_inertia, fa.body_damping_blocks, h, pairs.body_a, pairs.body_b, fa.K, fa.D, pf_body,
                     pf_K, sa.A, sa.coupling)
     if joint_tension:
@@ -289,20 +298,9 @@ def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, flo
     for k in range(q.shape[0]):
         q_out[k] = q[k]
     integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
-    if guard:  # E(q⁺, q̇⁺): ForceEvaluator.evaluate's passes, then the same sums
-        joint_pass(tree, q_out, ws)
-        world_pass(tree, ws)
-        velocity_pass(tree, q_out, x, ws)
-        for i in range(tree.parent.shape[0]):
-            for k in range(6):
-                fa.wrench[i, k] = 0.0
-                fa.wrench_damping[i, k] = 0.0
-        spring_energy = point_pair_kernel(ws.X0_E, ws.X0_r, ws.v, pairs, springs_geometric, fa.wrench,
-                                          fa.wrench_damping, fa.K, fa.D, fa.active)
-        point_energy = 0.0
-        if pf_body.shape[0] > 0:
-            point_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, springs_geometric,
-                                              fa.wrench, pf_K)
+    if guard:  # E(q⁺, q̇⁺): ForceEvaluator.evaluate's passes, then the same sums as E(q, q̇)
+        spring_energy, point_energy = kinematics_and_forces(tree, ws, pairs, fa, q_out, x, pf_body, pf_point,
+                                                           pf_force, pf_K, springs_geometric)
         if fa.spring_v.shape[0] > 0:
             position_error(tree, q_out, fa.zero_v, rest, 0.0, fa.difference)
         kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
