@@ -23,6 +23,9 @@ two full RNEA calls, each redoing the kinematics).
 The stepper's buffers travel in three groups (namedtuples, built once per stepper):
 ``ForceArrays`` (the force evaluator's outputs), ``TensionArrays`` (the joints'
 geometric stiffness scratch) and ``SystemArrays`` (A, couplings, r, f_r, bias, rhs).
+The last two live in one buffer each (``tension_buffer``, ``system_buffer``), which
+``pcg_step`` takes whole with the tree and workspace of a ``FlatModel``: fewer arrays
+to hand over per call, and views inside that carry no reference counts.
 """
 from __future__ import annotations
 
