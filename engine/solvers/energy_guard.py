@@ -65,7 +65,8 @@ class EnergyGuard:
         self._fast = (len(fe.pairs[0]) == 0 and not len(scene.point_forces) and not len(scene.moving_loads)
                       and not np.any(fe.joint_stiffness))
         self.budget = None  # J: the most energy the scene may have now
-        # ((q⁺, q̇⁺, the control's arrays), E⁺) of the last step: the next step's start if nothing changed
+        # (bytes of q⁺, q̇⁺ and the control's arrays, the arrays (for dtype and shape), E⁺) of the last step:
+        # the next step's start if nothing changed (bytes: a copy that compares in one go)
         self._last = None
 
     def _energy(self, q, qd, control):
@@ -85,29 +86,43 @@ class EnergyGuard:
         kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
         return kin + pot + extra
 
-    def apply(self, state, q_new, qd_new, control):
-        last, key = self._last, (control.joint_rest, *control.point_forces)
-        same_state = (last is not None and np.array_equal(last[0][0], state.q)
-                      and np.array_equal(last[0][1], state.qd))
-        if same_state and len(last[0]) == 2 + len(key) and all(
-                np.array_equal(a, b) for a, b in zip(last[0][2:], key)):
-            e0 = last[1]
+    def apply(self, state, q_new, qd_new, control, energies=None):
+        """qd_new, or its rates scaled down (module doc). energies: (E(q, q̇), E(q⁺, q̇⁺)) when the step
+        already has them (``redmax_step.pcg_step``), else computed here."""
+        last, arrays = self._last, [state.q, state.qd, control.joint_rest, *control.point_forces]
+        try:
+            now = [a.tobytes() for a in arrays]
+        except AttributeError:  # a control built from lists
+            arrays = [np.asarray(a) for a in arrays]
+            now = [a.tobytes() for a in arrays]
+        if last is not None and now == last[0]:  # the usual case: the very arrays of the last step, unchanged
+            same_state = same_control = True
+        else:  # np.array_equal against the last step's arrays, rebuilt from their bytes
+            before = None if last is None else [np.frombuffer(b, a.dtype).reshape(a.shape) for b, a in
+                                                zip(last[0], last[1])]
+            same_state = (before is not None and np.array_equal(before[0], arrays[0])
+                          and np.array_equal(before[1], arrays[1]))
+            same_control = same_state and len(before) == len(arrays) and all(
+                np.array_equal(a, b) for a, b in zip(before[2:], arrays[2:]))
+        if same_control:
+            e0 = last[2]
         else:
-            e0 = self._energy(state.q, state.qd, control)
+            e0 = self._energy(state.q, state.qd, control) if energies is None else float(energies[0])
         if self.budget is None or not same_state:  # a new start: the budget is the state's energy
             self.budget = e0
-        elif e0 != last[1]:  # the control changed between steps (a controller, a moving load)
-            self.budget += e0 - last[1]
+        elif e0 != last[2]:  # the control changed between steps (a controller, a moving load)
+            self.budget += e0 - last[2]
         # the joint dampers remove h Σ c q̇⁺² (the step's own rates)
         self.budget -= self.s.dt * float(self.s.forces.joint_damping @ (qd_new * qd_new))
-        e1 = self._energy(q_new, qd_new, control)
+        e1 = self._energy(q_new, qd_new, control) if energies is None else float(energies[1])
         if e1 > self.budget + self.rtol * (abs(self.budget) + 1.0):
             v1 = self._energy(q_new, np.zeros_like(qd_new), control)  # the potential at q⁺
             t1 = e1 - v1
             qd_new = qd_new * (np.sqrt(max(self.budget - v1, 0.0) / t1) if t1 > 0 else 0.0)
             e1 = self._energy(q_new, qd_new, control)
             self.clamped_steps += 1
-        self._last = ((q_new.copy(), qd_new.copy(), *(np.array(a, copy=True) for a in key)), e1)
+        arrays[:2] = q_new, qd_new
+        self._last = ([a.tobytes() for a in arrays], arrays, e1)
         return qd_new
 
 

@@ -49,6 +49,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 
 from .._jit import compiled_for, kernel
+from ..algorithms._flat import FlatModel
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ..algorithms.kinematics import joint_pass, world_pass
@@ -66,7 +67,7 @@ from .energy_guard import make_energy_guard
 from .incremental_potential import make_refinement
 from .reduced_operators import system_product
 from .redmax_step import (assemble_blocks, assemble_step_system, force_arrays, pcg_step,  # noqa: F401
-                          system_arrays, tension_arrays)
+                          system_arrays, system_buffer, tension_arrays, tension_buffer)
 from .direct import DirectSolver
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
@@ -174,11 +175,13 @@ class RedMaxStepper:
         self.threads = max(1, int(threads))
         self._pool = None
         n, nv = model.n_bodies, model.nv
-        self.ws = model.make_workspace()  # this stepper's own kinematics and solver workspace
+        # this stepper's own kinematics and solver workspace: views into a FlatModel's buffer, which the
+        # one-call step hands to its kernel whole (with the tree's two buffers) instead of 31 arrays
+        self._flat = FlatModel(model)
+        self.ws = self._flat.ws
         self.forces = fe = ForceEvaluator(scene, self.geometric_stiffness)  # the forces stage: f, K, D
         self.pairs, self.K, self.D, self.wrench = fe.pairs, fe.K, fe.D, fe.wrench  # filled in place by fe
         m = len(self.pairs[0])
-        self._vec = [np.zeros(nv) for _ in range(4)]
         self._lnk = [np.zeros((n, 6)) for _ in range(2)]
         self.qd_guess = scene.qd0.copy()
         self._cols_idx = np.zeros(nv, dtype=np.int64)
@@ -198,8 +201,10 @@ class RedMaxStepper:
         h = self.dt
         self._force_arrays = force_arrays(fe, model)
         gs = self._joint_gs if self._joint_gs is not None else JointGeometricStiffness(model)
-        self._tension_arrays = tension_arrays(gs, model)
-        self._system = system_arrays(model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
+        self._tension_buffer, self._tension_arrays = tension_buffer(gs, model)
+        # SystemArrays, PCG's scratch and pcg_step's energies (E(q, q̇), E(q⁺, q̇⁺) for the energy guard) in one buffer
+        self._system_buffer, self._system, self._vec, self._energies = system_buffer(
+            model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
         self.A, self.coupling = self._system.A, self._system.coupling
         self._pf_K = np.zeros((0, 6, 6))
         self._no_point_forces = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)), self._pf_K)
@@ -424,7 +429,6 @@ class RedMaxStepper:
 
     def _pcg_step(self, state, control):
         """``step`` in one kernel call (``redmax_step.pcg_step``): no closures, contact or limits."""
-        gs = self._joint_gs
         pf = self._point_forces(control)
         q, qd, rest = _floats(state.q), _floats(state.qd), _floats(control.joint_rest)
         if q.shape != self._q_shape or qd.shape != self.qd_guess.shape or rest.shape != self._q_shape:
@@ -433,22 +437,23 @@ class RedMaxStepper:
                              f"{self.qd_guess.shape}; got {q.shape}, {rest.shape} and {qd.shape}")
         qd_new = self.qd_guess.copy()
         q_new = np.empty_like(q)
-        args = (self.model.tree, self.ws, self.pairs, self._force_arrays, self._tension_arrays, self._system, q,
-                qd, rest, *pf, self.dt, self.geometric_stiffness,
-                gs is not None, gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
-                *self._vec, qd_new, q_new)
-        if self._pcg_step_kernel is None:
-            self._pcg_step_kernel = compiled_for(pcg_step, args)
+        if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step (fixed from here)
+            flat, gs = self._flat, self._joint_gs
+            self._step_args = (flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays, self._tension_buffer,
+                               self._system_buffer, self.dt, self.geometric_stiffness, gs is not None,
+                               gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
+                               self._energy_guard is not None)
+            self._pcg_step_kernel = compiled_for(pcg_step, (q, qd, rest, *pf, qd_new, q_new, *self._step_args))
             self._r = self._system.reduced_diag
         start = time.perf_counter()
-        its = self._pcg_step_kernel(*args)
+        its = self._pcg_step_kernel(q, qd, rest, *pf, qd_new, q_new, *self._step_args)
         # the solve is inside the kernel: without couplings it is one exact block solve (no other linear solver
         # can beat it, 0 s); with couplings the whole call is the bound the advisor gets (StepStats.solve_seconds)
         solve_seconds = 0.0 if self._exact_preconditioner else time.perf_counter() - start
         self.forces.point_force_body, self.forces.point_force_K = pf[0], pf[3]
         self.qd_guess = qd_new
         if self._energy_guard is not None:
-            qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control, self._energies)
         self.stats = StepStats(its, its, 1, 0.0, solve_seconds)
         return State(q_new, qd_new, state.t + self.dt)
 

@@ -23,6 +23,9 @@ two full RNEA calls, each redoing the kinematics).
 The stepper's buffers travel in three groups (namedtuples, built once per stepper):
 ``ForceArrays`` (the force evaluator's outputs), ``TensionArrays`` (the joints'
 geometric stiffness scratch) and ``SystemArrays`` (A, couplings, r, f_r, bias, rhs).
+The last two live in one buffer each (``tension_buffer``, ``system_buffer``), which
+``pcg_step`` takes whole with the tree and workspace of a ``FlatModel``: fewer arrays
+to hand over per call, and views inside that carry no reference counts.
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import borrowed, contiguous_view, kernel
+from ..algorithms._flat import unpack_tree, unpack_workspace
 from ..algorithms.aba import articulated_inertia_pass
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_passes
@@ -39,6 +43,7 @@ from ..forces.point_pair import point_pair_kernel
 from ..integrators import integrate_kernel, position_error
 from ..spatial import inertia_times
 from .block_jacobi import block_jacobi_solve, pcg_solve
+from .energy_guard import kinetic_and_gravity
 from .geometric_stiffness import add_tension_blocks, segment_tensors
 from .reduced_operators import jacobian_transpose_product
 
@@ -67,11 +72,85 @@ def tension_arrays(gs, model) -> TensionArrays:
                          gs.F, gs.T)
 
 
+@kernel(inline=True)
+def tension_offsets(n):
+    """Where ``tension_buffer`` puts the TensionArrays fields (their order), then the buffer's length."""
+    return (0, n, 4 * n, 4 * n + 3, 10 * n + 3, 16 * n + 3, 22 * n + 3, 25 * n + 3, 28 * n + 3, 37 * n + 3)
+
+
+def tension_buffer(gs, model):
+    """(buffer, TensionArrays): ``tension_arrays`` as views into one buffer of the stepper's own (the
+    masses, centres of mass and gravity copied from ``gs``; scratch of its own), which ``pcg_step`` takes
+    whole (``unpack_tension``) instead of 9 arrays."""
+    n = model.n_bodies
+    o = tension_offsets(n)
+    buf = np.zeros(o[9])
+    shapes = ((n,), (n, 3), (3,), (n, 6), (n, 6), (n, 6), (n, 3), (n, 3), (n, 3, 3))
+    ta = TensionArrays(*(buf[o[k]:o[k + 1]].reshape(shape) for k, shape in enumerate(shapes)))
+    ta.mass[:], ta.com[:], ta.gravity[:] = gs._mass, gs._com, gs._gravity
+    return buf, ta
+
+
+@kernel(inline=True)
+def unpack_tension(buf, n):
+    """``tension_buffer``'s TensionArrays as borrowed views."""
+    o = tension_offsets(n)
+    return TensionArrays(contiguous_view(buf, o[0], (n,)), contiguous_view(buf, o[1], (n, 3)),
+                         contiguous_view(buf, o[2], (3,)), contiguous_view(buf, o[3], (n, 6)),
+                         contiguous_view(buf, o[4], (n, 6)), contiguous_view(buf, o[5], (n, 6)),
+                         contiguous_view(buf, o[6], (n, 3)), contiguous_view(buf, o[7], (n, 3)),
+                         contiguous_view(buf, o[8], (n, 3, 3)))
+
+
 def system_arrays(model, n_pairs: int, reduced_diag) -> SystemArrays:
     n, nv = model.n_bodies, model.nv
     return SystemArrays(np.zeros((n, 6, 6)), np.zeros((n_pairs, 6, 6)), np.ascontiguousarray(reduced_diag, float),
                         np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((n, 6)), np.zeros((n, 6)),
                         np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0))
+
+
+@kernel(inline=True)
+def system_offsets(n, nv, m):
+    """Where ``system_buffer`` puts A, coupling, reduced_diag, f_r, bias, rhs, y, w, the empty rows (all
+    three at one offset), PCG's r, z, p, Ap and the guard's energies (2,); then the buffer's length."""
+    o_c = 36 * n
+    o_rd = o_c + 36 * m
+    o_y = o_rd + 4 * nv
+    o_r = o_y + 12 * n
+    o_e = o_r + 4 * nv
+    return (0, o_c, o_rd, o_rd + nv, o_rd + 2 * nv, o_rd + 3 * nv, o_y, o_y + 6 * n, o_r, o_r, o_r + nv,
+            o_r + 2 * nv, o_r + 3 * nv, o_e, o_e + 2)
+
+
+def system_buffer(model, n_pairs: int, reduced_diag):
+    """(buffer, SystemArrays, [r, z, p, Ap], energies): the stepper's own float arrays as views into one
+    buffer, which ``pcg_step`` takes whole (``unpack_system``) instead of 16 arrays."""
+    n, nv = model.n_bodies, model.nv
+    o = system_offsets(n, nv, n_pairs)
+    buf = np.zeros(o[14])
+
+    def view(k, shape):
+        return buf[o[k]:o[k] + int(np.prod(shape))].reshape(shape)
+
+    sa = SystemArrays(view(0, (n, 6, 6)), view(1, (n_pairs, 6, 6)), view(2, (nv,)), view(3, (nv,)), view(4, (nv,)),
+                      view(5, (nv,)), view(6, (n, 6)), view(7, (n, 6)), view(8, (0, nv)), view(8, (0, 0)),
+                      view(8, (0,)))
+    sa.reduced_diag[:] = reduced_diag
+    return buf, sa, [view(9 + k, (nv,)) for k in range(4)], view(13, (2,))
+
+
+@kernel(inline=True)
+def unpack_system(buf, n, nv, m):
+    """``system_buffer``'s arrays as borrowed views: (SystemArrays, r, z, p, Ap, energies)."""
+    o = system_offsets(n, nv, m)
+    sa = SystemArrays(contiguous_view(buf, o[0], (n, 6, 6)), contiguous_view(buf, o[1], (m, 6, 6)),
+                      contiguous_view(buf, o[2], (nv,)), contiguous_view(buf, o[3], (nv,)),
+                      contiguous_view(buf, o[4], (nv,)), contiguous_view(buf, o[5], (nv,)),
+                      contiguous_view(buf, o[6], (n, 6)), contiguous_view(buf, o[7], (n, 6)),
+                      contiguous_view(buf, o[8], (0, nv)), contiguous_view(buf, o[8], (0, 0)),
+                      contiguous_view(buf, o[8], (0,)))
+    return (sa, contiguous_view(buf, o[9], (nv,)), contiguous_view(buf, o[10], (nv,)),
+            contiguous_view(buf, o[11], (nv,)), contiguous_view(buf, o[12], (nv,)), contiguous_view(buf, o[13], (2,)))
 
 
 @kernel
@@ -109,21 +188,13 @@ def assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_p
 
 
 @kernel(inline=True)
-def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
-                    springs_geometric, joint_tension, inertial, closure_forces, articulated):
-    """Stages 1–5 of the module docstring at (q (nq,), q̇ (nv,)) with joint-spring rest ``rest`` (nq,)
-    and point forces (body (k,), point (k, 3) link frame, force (k, 3) world; pf_K (k, 6, 6) out).
-
-    Fills fa (wrenches, K, D), sa.A, sa.coupling, sa.f_r, sa.bias, sa.rhs and leaves ws holding
-    the kinematics at q (v at q̇). joint_tension: add h² K⁺ (inertial: with the d'Alembert forces;
-    closure_forces: with ta.closure_wrench); articulated: run the preconditioner's inward pass.
-    Returns (spring energy, point-force energy) (J)."""
+def kinematics_and_forces(tree, ws, pairs, fa, q, qd, pf_body, pf_point, pf_force, pf_K, springs_geometric):
+    """``ForceEvaluator.evaluate`` in a kernel: the kinematics at (q, q̇) into ws, the springs' and point
+    forces' wrenches, K and D into fa (pf_K: the point forces' K); returns (spring, point-force) energy (J)."""
     joint_pass(tree, q, ws)
     world_pass(tree, ws)
     velocity_pass(tree, q, qd, ws)
-    n = tree.parent.shape[0]
-    nv = qd.shape[0]
-    for i in range(n):
+    for i in range(tree.parent.shape[0]):
         for k in range(6):
             fa.wrench[i, k] = 0.0
             fa.wrench_damping[i, k] = 0.0
@@ -133,6 +204,23 @@ def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
     if pf_body.shape[0] > 0:
         point_energy = point_force_kernel(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force, springs_geometric,
                                           fa.wrench, pf_K)
+    return spring_energy, point_energy
+
+
+@kernel(inline=True)
+def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
+                    springs_geometric, joint_tension, inertial, closure_forces, articulated):
+    """Stages 1–5 of the module docstring at (q (nq,), q̇ (nv,)) with joint-spring rest ``rest`` (nq,)
+    and point forces (body (k,), point (k, 3) link frame, force (k, 3) world; pf_K (k, 6, 6) out).
+
+    Fills fa (wrenches, K, D), sa.A, sa.coupling, sa.f_r, sa.bias, sa.rhs and leaves ws holding
+    the kinematics at q (v at q̇). joint_tension: add h² K⁺ (inertial: with the d'Alembert forces;
+    closure_forces: with ta.closure_wrench); articulated: run the preconditioner's inward pass.
+    Returns (spring energy, point-force energy) (J)."""
+    spring_energy, point_energy = kinematics_and_forces(tree, ws, pairs, fa, q, qd, pf_body, pf_point, pf_force,
+                                                       pf_K, springs_geometric)
+    n = tree.parent.shape[0]
+    nv = qd.shape[0]
     assemble_blocks(tree.link_inertia, fa.body_damping_blocks, h, pairs.body_a, pairs.body_b, fa.K, fa.D, pf_body,
                     pf_K, sa.A, sa.coupling)
     if joint_tension:
@@ -165,17 +253,45 @@ def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
     return spring_energy, point_energy
 
 
+@kernel(inline=True)
+def joint_spring_energy(fa):
+    """½ Σ K_r d² (J) over the sprung dofs, d = fa.difference (q ⊖ q_rest, from ``position_error``)."""
+    e = 0.0
+    for j in range(fa.spring_v.shape[0]):
+        d = fa.spring_v[j]
+        e += fa.joint_stiffness[d] * (fa.difference[d] * fa.difference[d])
+    return 0.5 * e
+
+
 @kernel
-def pcg_step(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h, springs_geometric,
-             joint_tension, inertial, exact_preconditioner, tol, max_iter, r, z, p, Ap, x, q_out):
+def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, floats, work, pairs, fa, tension, system, h,
+             springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, guard):
     """The whole RedMax PCG step without loop closures, contact or enforced limits.
 
-    x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺; r, z, p, Ap (nv,)
-    PCG scratch. exact_preconditioner: no spring couples two moving bodies, so P = M̃
+    ints, floats, work: a ``FlatModel``'s buffers (the tree, and the workspace the step runs in: three
+    arguments to hand over instead of 31 arrays, unpacked here as borrowed views); system: the stepper's
+    ``system_buffer`` (SystemArrays, PCG's scratch r, z, p, Ap (nv,) and energies (2,)); tension: its
+    ``tension_buffer`` (TensionArrays).
+    x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺. exact_preconditioner: no spring couples two moving bodies, so P = M̃
     (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
-    one). Returns PCG's iteration count."""
-    assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
-                    springs_geometric, joint_tension, inertial, False, True)
+    one). guard: also fill energies with E(q, q̇) and E(q⁺, q̇⁺) (J; T + gravity + springs +
+    point forces + joint springs, summed as ``EnergyGuard._energy``) for the energy guard, which would
+    otherwise redo the kinematics and forces passes in Python; the second leaves ws and the force
+    arrays at (q⁺, q̇⁺), as the guard's own evaluation did. Returns PCG's iteration count."""
+    # borrowed arrays (_jit.borrowed): the per-body views below then update no reference counts
+    tree = unpack_tree(ints, floats)
+    ws = unpack_workspace(ints, work)
+    sa, r, z, p, Ap, energies = unpack_system(system, ints[0], ints[1], pairs.body_a.shape[0])
+    ta = unpack_tension(tension, ints[0])
+    pairs, fa = borrowed((pairs, fa))
+    q, qd, rest, pf_body, pf_point, pf_force, pf_K = borrowed((q, qd, rest, pf_body, pf_point, pf_force, pf_K))
+    x, q_out = borrowed((x, q_out))
+    spring_energy, point_energy = assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
+                                                  pf_force, pf_K, h, springs_geometric, joint_tension, inertial,
+                                                  False, True)
+    if guard:  # E(q, q̇) on the step's own kinematics (fa.difference holds q ⊖ q_rest when springs exist)
+        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
+        energies[0] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
     if exact_preconditioner:
         block_jacobi_solve(tree, ws, sa.rhs, x)
         its = 1
@@ -185,5 +301,12 @@ def pcg_step(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_for
     for k in range(q.shape[0]):
         q_out[k] = q[k]
     integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
+    if guard:  # E(q⁺, q̇⁺): ForceEvaluator.evaluate's passes, then the same sums as E(q, q̇)
+        spring_energy, point_energy = kinematics_and_forces(tree, ws, pairs, fa, q_out, x, pf_body, pf_point,
+                                                           pf_force, pf_K, springs_geometric)
+        if fa.spring_v.shape[0] > 0:
+            position_error(tree, q_out, fa.zero_v, rest, 0.0, fa.difference)
+        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
+        energies[1] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
     return its
 
