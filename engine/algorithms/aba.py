@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
+from ..joints import REVOLUTE
 from ..spatial import copy_inertia, add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
 from ..errors import ModelError
 from ._checks import F8, as_body_forces, as_q, as_v, inputs_ok
@@ -60,6 +61,44 @@ def articulated_child_inertia(tree, i, ws, Ia):
                         Ia[r, c] -= ur * ws.U[vs + e, c]
 
 
+@kernel(inline=True)
+def revolute_inward_step(tree, i, ws, tau, Ia, pa, tmp6):
+    """The inward ABA step of body i on a revolute joint (S = [axis; 0], so U = IA S takes three
+    columns and D is a scalar): U, D⁻¹, u, and the articulated inertia and bias force handed to the
+    parent (the general step, ``project_joint`` and ``articulated_child_inertia``, for nv = 1)."""
+    vs = tree.v_start[i]
+    x0, x1, x2 = tree.joint_axis[i, 0], tree.joint_axis[i, 1], tree.joint_axis[i, 2]
+    IA = ws.IA[i]
+    U = ws.U[vs]
+    for r in range(6):
+        U[r] = IA[r, 0] * x0 + IA[r, 1] * x1 + IA[r, 2] * x2
+    dinv = 1.0 / (x0 * U[0] + x1 * U[1] + x2 * U[2])
+    ws.Dinv[i, 0, 0] = dinv
+    u = tau[vs] - (x0 * ws.pA[i, 0] + x1 * ws.pA[i, 1] + x2 * ws.pA[i, 2])
+    ws.u[vs] = u
+    p = tree.parent[i]
+    if p < 0:
+        return
+    for r in range(6):
+        g = U[r] * dinv
+        for c in range(r, 6):
+            t = IA[r, c] - g * U[c]
+            Ia[r, c] = t
+            Ia[c, r] = t
+    # pa = pA + Ia c + U D⁻¹ u
+    g = dinv * u
+    c = ws.c[i]
+    for r in range(6):
+        t = ws.pA[i, r] + U[r] * g
+        for k in range(6):
+            t += Ia[r, k] * c[k]
+        pa[r] = t
+    add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], Ia, ws.IA[p])
+    transform_force_transpose(ws.Xup_E[i], ws.Xup_r[i], pa, tmp6)
+    for k in range(6):
+        ws.pA[p, k] += tmp6[k]
+
+
 @kernel
 def articulated_inertia_pass(tree, ws, inertia, reduced_diag):
     """Inward pass for articulated inertias only (needs joint_pass): IA, U, D⁻¹.
@@ -95,6 +134,9 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
         for k in range(6):
             ws.pA[i, k] -= f_ext[i, k]
     for i in range(n - 1, -1, -1):  # inward
+        if tree.joint_type[i] == REVOLUTE:
+            revolute_inward_step(tree, i, ws, tau, Ia, pa, Iv)
+            continue
         nv = project_joint(tree, i, ws, ws.zero_nv)
         vs = tree.v_start[i]
         for d in range(nv):
@@ -130,8 +172,17 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
             transform_motion(ws.Xup_E[i], ws.Xup_r[i], Iv, ai)
         for k in range(6):
             ai[k] += ws.c[i, k]
-        nv = tree.joint_nv[i]
         vs = tree.v_start[i]
+        if tree.joint_type[i] == REVOLUTE:  # S = [axis; 0], D⁻¹ a scalar
+            x = ws.u[vs]
+            for k in range(6):
+                x -= ws.U[vs, k] * ai[k]
+            x *= ws.Dinv[i, 0, 0]
+            qdd[vs] = x
+            for k in range(3):
+                ai[k] += tree.joint_axis[i, k] * x
+            continue
+        nv = tree.joint_nv[i]
         for d in range(nv):  # u − Uᵀ a'
             s = ws.u[vs + d]
             for k in range(6):
