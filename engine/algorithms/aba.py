@@ -72,7 +72,7 @@ def revolute_inward_step(tree, i, ws, tau, Ia, pa, tmp6):
     U = ws.U[vs]
     for r in range(6):
         U[r] = IA[r, 0] * x0 + IA[r, 1] * x1 + IA[r, 2] * x2
-    dinv = 1.0 / (x0 * U[0] + x1 * U[1] + x2 * U[2])
+    dinv = 1.0 / (x0 * U[0] + x1 * U[1] + x2 * U[2] + ws.zero_nv[vs])  # + MABA's K (control.spd), else 0
     ws.Dinv[i, 0, 0] = dinv
     u = tau[vs] - (x0 * ws.pA[i, 0] + x1 * ws.pA[i, 1] + x2 * ws.pA[i, 2])
     ws.u[vs] = u
