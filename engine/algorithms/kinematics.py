@@ -53,6 +53,19 @@ def velocity_pass(tree, q, qd, ws):
                 vi[k] = 0.0
         nv = tree.joint_nv[i]
         vs = tree.v_start[i]
+        ci = ws.c[i]
+        if tree.joint_type[i] == REVOLUTE:  # v_J = [axis q̇; 0], Ṡ = 0: c = v × v_J
+            # (v_J through memory like the general path: the same rounding wherever this is inlined)
+            w = qd[vs]
+            for k in range(3):
+                vJ[k] = tree.joint_axis[i, k] * w
+                vJ[3 + k] = 0.0
+            for k in range(3):
+                vi[k] += vJ[k]
+            cross_motion(vi, vJ, ci)
+            for k in range(6):
+                ws.cJ[i, k] = 0.0
+            continue
         for k in range(6):
             vJ[k] = 0.0
         for d in range(nv):
@@ -60,13 +73,7 @@ def velocity_pass(tree, q, qd, ws):
                 vJ[k] += ws.S[vs + d, k] * qd[vs + d]
         for k in range(6):
             vi[k] += vJ[k]
-        ci = ws.c[i]
         if nv > 0:
-            if tree.joint_type[i] == REVOLUTE:  # Ṡ = 0: c = v × v_J
-                cross_motion(vi, vJ, ci)
-                for k in range(6):
-                    ws.cJ[i, k] = 0.0
-                continue
             joint_bias_acceleration(tree.joint_type[i], tree.joint_axis[i], q, tree.q_start[i], qd, qd, vs, ws.cJ[i])
             cross_motion(vi, vJ, ci)
             for k in range(6):
