@@ -69,30 +69,43 @@ def revolute_inward_step(tree, i, ws, tau, Ia, pa, tmp6):
     vs = tree.v_start[i]
     x0, x1, x2 = tree.joint_axis[i, 0], tree.joint_axis[i, 1], tree.joint_axis[i, 2]
     IA = ws.IA[i]
+    # scalars, not array reads after stores: the arrays are views of one buffer, so LLVM must assume
+    # every store may change them
+    u0 = IA[0, 0] * x0 + IA[0, 1] * x1 + IA[0, 2] * x2
+    u1 = IA[1, 0] * x0 + IA[1, 1] * x1 + IA[1, 2] * x2
+    u2 = IA[2, 0] * x0 + IA[2, 1] * x1 + IA[2, 2] * x2
+    u3 = IA[3, 0] * x0 + IA[3, 1] * x1 + IA[3, 2] * x2
+    u4 = IA[4, 0] * x0 + IA[4, 1] * x1 + IA[4, 2] * x2
+    u5 = IA[5, 0] * x0 + IA[5, 1] * x1 + IA[5, 2] * x2
+    dinv = 1.0 / (x0 * u0 + x1 * u1 + x2 * u2 + ws.zero_nv[vs])  # + MABA's K (control.spd), else 0
+    pA = ws.pA[i]
+    u = tau[vs] - (x0 * pA[0] + x1 * pA[1] + x2 * pA[2])
     U = ws.U[vs]
-    for r in range(6):
-        U[r] = IA[r, 0] * x0 + IA[r, 1] * x1 + IA[r, 2] * x2
-    dinv = 1.0 / (x0 * U[0] + x1 * U[1] + x2 * U[2] + ws.zero_nv[vs])  # + MABA's K (control.spd), else 0
+    U[0], U[1], U[2], U[3], U[4], U[5] = u0, u1, u2, u3, u4, u5
     ws.Dinv[i, 0, 0] = dinv
-    u = tau[vs] - (x0 * ws.pA[i, 0] + x1 * ws.pA[i, 1] + x2 * ws.pA[i, 2])
     ws.u[vs] = u
     p = tree.parent[i]
     if p < 0:
         return
-    for r in range(6):
-        g = U[r] * dinv
-        for c in range(r, 6):
-            t = IA[r, c] - g * U[c]
-            Ia[r, c] = t
-            Ia[c, r] = t
-    # pa = pA + Ia c + U D⁻¹ u
-    g = dinv * u
     c = ws.c[i]
+    c0, c1, c2, c3, c4, c5 = c[0], c[1], c[2], c[3], c[4], c[5]
+    # Ia = IA − U D⁻¹ Uᵀ and pa = pA + Ia c + U D⁻¹ u = pA + IA c + U D⁻¹ (u − Uᵀ c)
+    h = dinv * (u - (u0 * c0 + u1 * c1 + u2 * c2 + u3 * c3 + u4 * c4 + u5 * c5))
     for r in range(6):
-        t = ws.pA[i, r] + U[r] * g
-        for k in range(6):
-            t += Ia[r, k] * c[k]
-        pa[r] = t
+        pa[r] = pA[r] + IA[r, 0] * c0 + IA[r, 1] * c1 + IA[r, 2] * c2 + IA[r, 3] * c3 + IA[r, 4] * c4 + IA[r, 5] * c5
+    pa[0] += u0 * h
+    pa[1] += u1 * h
+    pa[2] += u2 * h
+    pa[3] += u3 * h
+    pa[4] += u4 * h
+    pa[5] += u5 * h
+    us = (u0, u1, u2, u3, u4, u5)
+    for r in range(6):
+        g = us[r] * dinv
+        for k in range(r, 6):
+            t = IA[r, k] - g * us[k]
+            Ia[r, k] = t
+            Ia[k, r] = t
     add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], Ia, ws.IA[p])
     transform_force_transpose(ws.Xup_E[i], ws.Xup_r[i], pa, tmp6)
     for k in range(6):
