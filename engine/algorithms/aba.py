@@ -10,7 +10,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..joints import REVOLUTE
-from ..spatial import copy_inertia, add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
+from ..spatial import copy_inertia, add_transformed_inertia, inertia_times, transform_force_transpose, transform_motion
 from ..errors import ModelError
 from ._checks import F8, as_body_forces, as_q, as_v, inputs_ok
 from ._flat import flat_model, unpack_tree, unpack_workspace
@@ -141,11 +141,24 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
     pa = ws.tmp6b
     Ia = ws.tmp66
     for i in range(n):  # bias forces pA = v ×* I v − f_ext
+        I = tree.link_inertia[i]
+        vi = ws.v[i]
+        v0, v1, v2, v3, v4, v5 = vi[0], vi[1], vi[2], vi[3], vi[4], vi[5]
+        # I v in scalars (no stores between the loads: the workspace arrays share one buffer)
+        n0 = I[0, 0] * v0 + I[0, 1] * v1 + I[0, 2] * v2 + I[0, 3] * v3 + I[0, 4] * v4 + I[0, 5] * v5
+        n1 = I[1, 0] * v0 + I[1, 1] * v1 + I[1, 2] * v2 + I[1, 3] * v3 + I[1, 4] * v4 + I[1, 5] * v5
+        n2 = I[2, 0] * v0 + I[2, 1] * v1 + I[2, 2] * v2 + I[2, 3] * v3 + I[2, 4] * v4 + I[2, 5] * v5
+        f0 = I[3, 0] * v0 + I[3, 1] * v1 + I[3, 2] * v2 + I[3, 3] * v3 + I[3, 4] * v4 + I[3, 5] * v5
+        f1 = I[4, 0] * v0 + I[4, 1] * v1 + I[4, 2] * v2 + I[4, 3] * v3 + I[4, 4] * v4 + I[4, 5] * v5
+        f2 = I[5, 0] * v0 + I[5, 1] * v1 + I[5, 2] * v2 + I[5, 3] * v3 + I[5, 4] * v4 + I[5, 5] * v5
+        pA = ws.pA[i]  # v ×* I v − f_ext (cross_force's formula)
+        pA[0] = v1 * n2 - v2 * n1 + v4 * f2 - v5 * f1 - f_ext[i, 0]
+        pA[1] = v2 * n0 - v0 * n2 + v5 * f0 - v3 * f2 - f_ext[i, 1]
+        pA[2] = v0 * n1 - v1 * n0 + v3 * f1 - v4 * f0 - f_ext[i, 2]
+        pA[3] = v1 * f2 - v2 * f1 - f_ext[i, 3]
+        pA[4] = v2 * f0 - v0 * f2 - f_ext[i, 4]
+        pA[5] = v0 * f1 - v1 * f0 - f_ext[i, 5]
         copy_inertia(tree.link_inertia, i, ws.IA)
-        inertia_times(tree.link_inertia[i], ws.v[i], Iv)
-        cross_force(ws.v[i], Iv, ws.pA[i])
-        for k in range(6):
-            ws.pA[i, k] -= f_ext[i, k]
     for i in range(n - 1, -1, -1):  # inward
         if tree.joint_type[i] == REVOLUTE:
             revolute_inward_step(tree, i, ws, tau, Ia, pa, Iv)
