@@ -114,6 +114,31 @@ def _store_unit_quat(w, x, y, z, out, os):
 
 
 # ------------------------------------------------------------- joint model
+@kernel(inline=True)
+def revolute_rotation(axis, theta):
+    """E = Rᵀ of a revolute joint as 9 scalars (row-major): Rodrigues, R = I + sin θ ã + (1 − cos θ) ã²
+    (Eq. 2.28), axis (3,) a unit vector."""
+    s = math.sin(theta)
+    c = math.cos(theta)
+    t = 1.0 - c
+    x, y, z = axis[0], axis[1], axis[2]
+    return (c + t * x * x, t * x * y + s * z, t * x * z - s * y,
+            t * x * y - s * z, c + t * y * y, t * y * z + s * x,
+            t * x * z + s * y, t * y * z - s * x, c + t * z * z)
+
+
+@kernel(inline=True)
+def revolute_link_transform(axis, theta, E_tree, E_out):
+    """E_out = E_J(θ) E_tree, the rotation of Xup = X_J X_tree for a revolute joint (its r_J is zero, so
+    Xup's r is the tree's r unchanged): straight-line code, no call, for the kinematics pass."""
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = revolute_rotation(axis, theta)
+    for j in range(3):
+        a, b, c = E_tree[0, j], E_tree[1, j], E_tree[2, j]
+        E_out[0, j] = e00 * a + e01 * b + e02 * c
+        E_out[1, j] = e10 * a + e11 * b + e12 * c
+        E_out[2, j] = e20 * a + e21 * b + e22 * c
+
+
 @kernel
 def joint_transform(jtype, axis, q, qs, E, r):
     """Fill X_J(q) = (E, r), the parent-side joint frame → child link frame transform.
@@ -127,20 +152,9 @@ def joint_transform(jtype, axis, q, qs, E, r):
         for j in range(3):
             E[i, j] = 1.0 if i == j else 0.0
     if jtype == REVOLUTE:
-        # Rodrigues: R = I + sin θ ã + (1 − cos θ) ã²  (Eq. 2.28), E = Rᵀ
-        s = math.sin(q[qs])
-        c = math.cos(q[qs])
-        t = 1.0 - c
-        x, y, z = axis[0], axis[1], axis[2]
-        E[0, 0] = c + t * x * x
-        E[0, 1] = t * x * y + s * z
-        E[0, 2] = t * x * z - s * y
-        E[1, 0] = t * x * y - s * z
-        E[1, 1] = c + t * y * y
-        E[1, 2] = t * y * z + s * x
-        E[2, 0] = t * x * z + s * y
-        E[2, 1] = t * y * z - s * x
-        E[2, 2] = c + t * z * z
+        e = revolute_rotation(axis, q[qs])
+        for k in range(9):
+            E[k // 3, k % 3] = e[k]
     elif jtype == PRISMATIC:
         for i in range(3):
             r[i] = axis[i] * q[qs]  # Eq. 2.26

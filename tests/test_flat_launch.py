@@ -79,3 +79,61 @@ def test_with_gravity_gets_its_own_flat_buffers():
     free = model.with_gravity((0.0, 0.0, 0.0))
     assert not np.allclose(engine.aba(free, q, qd, tau), engine.aba(model, q, qd, tau))
     assert rel_err(engine.aba(free, q, qd, tau), np.linalg.solve(engine.crba(free, q), -engine.bias_forces(free, q, qd))) < 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_trees())
+def test_revolute_straight_line_paths_equal_the_general_joint_code(tree):
+    """joint_pass, velocity_pass and the ABA inward step take revolute joints through their own code
+    (chosen from the joint type); body by body it must give what the general functions give."""
+    from engine.algorithms.aba import articulated_child_inertia, project_joint
+    from engine.joints import REVOLUTE, joint_motion_subspace, joint_transform
+    from engine.spatial import (add_transformed_inertia, compose_transforms, cross_force, cross_motion,
+                                transform_force_transpose)
+    model, rng = tree
+    q, qd = engine.random_configuration(model, rng)
+    tau = rng.normal(size=model.nv)
+    ws, t = model.make_workspace(), model.tree
+    f_ext = rng.normal(size=(model.n_bodies, 6))
+    aba_kernel(t, q, qd, tau, f_ext, ws, np.empty(model.nv))
+    ref = model.make_workspace()
+    for i in np.flatnonzero(t.joint_type == REVOLUTE):
+        vs, qs = t.v_start[i], t.q_start[i]
+        EJ, rJ = np.empty((3, 3)), np.empty(3)
+        joint_transform(REVOLUTE, t.joint_axis[i], q, qs, EJ, rJ)
+        compose_transforms(EJ, rJ, t.tree_E[i], t.tree_r[i], ref.Xup_E[i], ref.Xup_r[i])
+        joint_motion_subspace(REVOLUTE, t.joint_axis[i], q, qs, ref.S, vs)
+        assert np.abs(ws.Xup_E[i] - ref.Xup_E[i]).max() < 1e-15 and np.array_equal(ws.Xup_r[i], ref.Xup_r[i])
+        assert np.array_equal(ws.S[vs], ref.S[vs])
+        vJ = ref.S[vs] * qd[vs]
+        c = np.empty(6)
+        cross_motion(ws.v[i], vJ, c)
+        assert rel_err(ws.c[i], c) < 1e-14
+        # the inward step's U, D⁻¹, u from the final articulated inertia of body i (ws.IA[i])
+        ref.IA[i] = ws.IA[i]
+        project_joint(t, i, ref, ref.zero_nv)
+        assert rel_err(ws.U[vs], ref.U[vs]) < 1e-14 and rel_err(ws.Dinv[i, 0, 0], ref.Dinv[i, 0, 0]) < 1e-14
+        assert rel_err(ws.u[vs], tau[vs] - ref.S[vs] @ ws.pA[i]) < 1e-14
+    # every parent's articulated inertia and bias force from its children by the general code
+    # (project_joint, articulated_child_inertia), starting from the kernel's per-body results
+    ref.S[:] = ws.S  # (the revolute rows were checked above)
+    IA, pA = t.link_inertia.copy(), np.empty((model.n_bodies, 6))
+    for i in range(model.n_bodies):
+        Iv = t.link_inertia[i] @ ws.v[i]
+        cross_force(ws.v[i], Iv, pA[i])
+    pA -= f_ext
+    for i in range(model.n_bodies - 1, -1, -1):
+        p, vs, nv = t.parent[i], t.v_start[i], t.joint_nv[i]
+        assert rel_err(ws.IA[i], IA[i]) < 1e-12 and rel_err(ws.pA[i], pA[i]) < 1e-12
+        if p < 0:
+            continue
+        ref.IA[i] = ws.IA[i]
+        project_joint(t, i, ref, ref.zero_nv)
+        Ia = np.empty((6, 6))
+        articulated_child_inertia(t, i, ref, Ia)
+        U, Dinv = ref.U[vs:vs + nv], ref.Dinv[i, :nv, :nv]
+        pa = ws.pA[i] + Ia @ ws.c[i] + U.T @ (Dinv @ ws.u[vs:vs + nv])
+        add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], Ia, IA[p])
+        f = np.empty(6)
+        transform_force_transpose(ws.Xup_E[i], ws.Xup_r[i], pa, f)
+        pA[p] += f

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
-from ..spatial import copy_inertia, add_transformed_inertia, cross_force, inertia_times, transform_force_transpose, transform_motion
+from ..joints import REVOLUTE
+from ..spatial import copy_inertia, add_transformed_inertia, inertia_times, transform_force_transpose, transform_motion
 from ..errors import ModelError
 from ._checks import F8, as_body_forces, as_q, as_v, inputs_ok
 from ._flat import flat_model, unpack_tree, unpack_workspace
@@ -60,6 +61,57 @@ def articulated_child_inertia(tree, i, ws, Ia):
                         Ia[r, c] -= ur * ws.U[vs + e, c]
 
 
+@kernel(inline=True)
+def revolute_inward_step(tree, i, ws, tau, Ia, pa, tmp6):
+    """The inward ABA step of body i on a revolute joint (S = [axis; 0], so U = IA S takes three
+    columns and D is a scalar): U, D⁻¹, u, and the articulated inertia and bias force handed to the
+    parent (the general step, ``project_joint`` and ``articulated_child_inertia``, for nv = 1)."""
+    vs = tree.v_start[i]
+    x0, x1, x2 = tree.joint_axis[i, 0], tree.joint_axis[i, 1], tree.joint_axis[i, 2]
+    IA = ws.IA[i]
+    # scalars, not array reads after stores: the arrays are views of one buffer, so LLVM must assume
+    # every store may change them
+    u0 = IA[0, 0] * x0 + IA[0, 1] * x1 + IA[0, 2] * x2
+    u1 = IA[1, 0] * x0 + IA[1, 1] * x1 + IA[1, 2] * x2
+    u2 = IA[2, 0] * x0 + IA[2, 1] * x1 + IA[2, 2] * x2
+    u3 = IA[3, 0] * x0 + IA[3, 1] * x1 + IA[3, 2] * x2
+    u4 = IA[4, 0] * x0 + IA[4, 1] * x1 + IA[4, 2] * x2
+    u5 = IA[5, 0] * x0 + IA[5, 1] * x1 + IA[5, 2] * x2
+    dinv = 1.0 / (x0 * u0 + x1 * u1 + x2 * u2 + ws.zero_nv[vs])  # + MABA's K (control.spd), else 0
+    pA = ws.pA[i]
+    u = tau[vs] - (x0 * pA[0] + x1 * pA[1] + x2 * pA[2])
+    U = ws.U[vs]
+    U[0], U[1], U[2], U[3], U[4], U[5] = u0, u1, u2, u3, u4, u5
+    ws.Dinv[i, 0, 0] = dinv
+    ws.u[vs] = u
+    p = tree.parent[i]
+    if p < 0:
+        return
+    c = ws.c[i]
+    c0, c1, c2, c3, c4, c5 = c[0], c[1], c[2], c[3], c[4], c[5]
+    # Ia = IA − U D⁻¹ Uᵀ and pa = pA + Ia c + U D⁻¹ u = pA + IA c + U D⁻¹ (u − Uᵀ c)
+    h = dinv * (u - (u0 * c0 + u1 * c1 + u2 * c2 + u3 * c3 + u4 * c4 + u5 * c5))
+    for r in range(6):
+        pa[r] = pA[r] + IA[r, 0] * c0 + IA[r, 1] * c1 + IA[r, 2] * c2 + IA[r, 3] * c3 + IA[r, 4] * c4 + IA[r, 5] * c5
+    pa[0] += u0 * h
+    pa[1] += u1 * h
+    pa[2] += u2 * h
+    pa[3] += u3 * h
+    pa[4] += u4 * h
+    pa[5] += u5 * h
+    us = (u0, u1, u2, u3, u4, u5)
+    for r in range(6):
+        g = us[r] * dinv
+        for k in range(r, 6):
+            t = IA[r, k] - g * us[k]
+            Ia[r, k] = t
+            Ia[k, r] = t
+    add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], Ia, ws.IA[p])
+    transform_force_transpose(ws.Xup_E[i], ws.Xup_r[i], pa, tmp6)
+    for k in range(6):
+        ws.pA[p, k] += tmp6[k]
+
+
 @kernel
 def articulated_inertia_pass(tree, ws, inertia, reduced_diag):
     """Inward pass for articulated inertias only (needs joint_pass): IA, U, D⁻¹.
@@ -89,12 +141,28 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
     pa = ws.tmp6b
     Ia = ws.tmp66
     for i in range(n):  # bias forces pA = v ×* I v − f_ext
+        I = tree.link_inertia[i]
+        vi = ws.v[i]
+        v0, v1, v2, v3, v4, v5 = vi[0], vi[1], vi[2], vi[3], vi[4], vi[5]
+        # I v in scalars (no stores between the loads: the workspace arrays share one buffer)
+        n0 = I[0, 0] * v0 + I[0, 1] * v1 + I[0, 2] * v2 + I[0, 3] * v3 + I[0, 4] * v4 + I[0, 5] * v5
+        n1 = I[1, 0] * v0 + I[1, 1] * v1 + I[1, 2] * v2 + I[1, 3] * v3 + I[1, 4] * v4 + I[1, 5] * v5
+        n2 = I[2, 0] * v0 + I[2, 1] * v1 + I[2, 2] * v2 + I[2, 3] * v3 + I[2, 4] * v4 + I[2, 5] * v5
+        f0 = I[3, 0] * v0 + I[3, 1] * v1 + I[3, 2] * v2 + I[3, 3] * v3 + I[3, 4] * v4 + I[3, 5] * v5
+        f1 = I[4, 0] * v0 + I[4, 1] * v1 + I[4, 2] * v2 + I[4, 3] * v3 + I[4, 4] * v4 + I[4, 5] * v5
+        f2 = I[5, 0] * v0 + I[5, 1] * v1 + I[5, 2] * v2 + I[5, 3] * v3 + I[5, 4] * v4 + I[5, 5] * v5
+        pA = ws.pA[i]  # v ×* I v − f_ext (cross_force's formula)
+        pA[0] = v1 * n2 - v2 * n1 + v4 * f2 - v5 * f1 - f_ext[i, 0]
+        pA[1] = v2 * n0 - v0 * n2 + v5 * f0 - v3 * f2 - f_ext[i, 1]
+        pA[2] = v0 * n1 - v1 * n0 + v3 * f1 - v4 * f0 - f_ext[i, 2]
+        pA[3] = v1 * f2 - v2 * f1 - f_ext[i, 3]
+        pA[4] = v2 * f0 - v0 * f2 - f_ext[i, 4]
+        pA[5] = v0 * f1 - v1 * f0 - f_ext[i, 5]
         copy_inertia(tree.link_inertia, i, ws.IA)
-        inertia_times(tree.link_inertia[i], ws.v[i], Iv)
-        cross_force(ws.v[i], Iv, ws.pA[i])
-        for k in range(6):
-            ws.pA[i, k] -= f_ext[i, k]
     for i in range(n - 1, -1, -1):  # inward
+        if tree.joint_type[i] == REVOLUTE:
+            revolute_inward_step(tree, i, ws, tau, Ia, pa, Iv)
+            continue
         nv = project_joint(tree, i, ws, ws.zero_nv)
         vs = tree.v_start[i]
         for d in range(nv):
@@ -130,8 +198,17 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
             transform_motion(ws.Xup_E[i], ws.Xup_r[i], Iv, ai)
         for k in range(6):
             ai[k] += ws.c[i, k]
-        nv = tree.joint_nv[i]
         vs = tree.v_start[i]
+        if tree.joint_type[i] == REVOLUTE:  # S = [axis; 0], D⁻¹ a scalar
+            x = ws.u[vs]
+            for k in range(6):
+                x -= ws.U[vs, k] * ai[k]
+            x *= ws.Dinv[i, 0, 0]
+            qdd[vs] = x
+            for k in range(3):
+                ai[k] += tree.joint_axis[i, k] * x
+            continue
+        nv = tree.joint_nv[i]
         for d in range(nv):  # u − Uᵀ a'
             s = ws.u[vs + d]
             for k in range(6):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
-from ..joints import joint_bias_acceleration, joint_coordinates, joint_motion_subspace, joint_transform
+from ..joints import (REVOLUTE, joint_bias_acceleration, joint_coordinates, joint_motion_subspace, joint_transform,
+                      revolute_link_transform)
 from ..spatial import compose_transforms, cross_motion, transform_motion
 from ._checks import as_q, as_v
 
@@ -23,6 +24,14 @@ def joint_pass(tree, q, ws):
     rJ = ws.tmp6[:3]
     for i in range(n):
         jt = tree.joint_type[i]
+        if jt == REVOLUTE:  # the common case in straight-line code (no calls, r_J = 0)
+            revolute_link_transform(tree.joint_axis[i], q[tree.q_start[i]], tree.tree_E[i], ws.Xup_E[i])
+            vs = tree.v_start[i]
+            for k in range(3):
+                ws.Xup_r[i, k] = tree.tree_r[i, k]
+                ws.S[vs, k] = tree.joint_axis[i, k]
+                ws.S[vs, 3 + k] = 0.0
+            continue
         joint_transform(jt, tree.joint_axis[i], q, tree.q_start[i] if jt > 0 else 0, EJ, rJ)
         compose_transforms(EJ, rJ, tree.tree_E[i], tree.tree_r[i], ws.Xup_E[i], ws.Xup_r[i])
         if tree.joint_nv[i] > 0:
@@ -44,6 +53,19 @@ def velocity_pass(tree, q, qd, ws):
                 vi[k] = 0.0
         nv = tree.joint_nv[i]
         vs = tree.v_start[i]
+        ci = ws.c[i]
+        if tree.joint_type[i] == REVOLUTE:  # v_J = [axis q̇; 0], Ṡ = 0: c = v × v_J
+            # (v_J through memory like the general path: the same rounding wherever this is inlined)
+            w = qd[vs]
+            for k in range(3):
+                vJ[k] = tree.joint_axis[i, k] * w
+                vJ[3 + k] = 0.0
+            for k in range(3):
+                vi[k] += vJ[k]
+            cross_motion(vi, vJ, ci)
+            for k in range(6):
+                ws.cJ[i, k] = 0.0
+            continue
         for k in range(6):
             vJ[k] = 0.0
         for d in range(nv):
@@ -51,7 +73,6 @@ def velocity_pass(tree, q, qd, ws):
                 vJ[k] += ws.S[vs + d, k] * qd[vs + d]
         for k in range(6):
             vi[k] += vJ[k]
-        ci = ws.c[i]
         if nv > 0:
             joint_bias_acceleration(tree.joint_type[i], tree.joint_axis[i], q, tree.q_start[i], qd, qd, vs, ws.cJ[i])
             cross_motion(vi, vJ, ci)
