@@ -4,13 +4,19 @@ Set the environment variable ``ENGINE_DISABLE_JIT=1`` (or run without numba
 installed) to execute every kernel as plain Python on numpy arrays: slow, but
 the same arithmetic, which is how the property tests check the fallback.
 
-Numba's on-disk cache (``cache=True``) lives where numba puts it by default
-(``__pycache__`` beside each module) unless ``NUMBA_CACHE_DIR`` is set; the
-Blender add-on points that at its user extension folder.
+Numba's on-disk cache (``cache=True``) lives in ``engine-<digest>`` under ``NUMBA_CACHE_DIR``
+(the Blender add-on points that at its user extension folder), or under ``engine/__pycache__/numba``
+when it is unset. ``<digest>`` hashes the engine's source files: numba checks a cached kernel only
+against its own file, so a kernel that inlines or calls code from another file would otherwise keep
+the old machine code after that file changed (an edit, a pull, an add-on upgrade) — it happened
+twice (MABA no longer equal to ABA; kernels compiled under older fastmath flags).
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
+from pathlib import Path
 
 _DISABLED = os.environ.get("ENGINE_DISABLE_JIT", "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -27,6 +33,39 @@ except ImportError:  # pragma: no cover
     NUMBA_VERSION = None
 
 JIT_ENABLED = HAVE_NUMBA
+
+KEEP_CACHES = 3  # engine versions whose compiled kernels stay on disk (the newest by use)
+
+
+def source_digest() -> str:
+    """Hash of the engine's source files' contents (and of Python's and numba's versions)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha1(f"{sys.version_info[:2]} numba {NUMBA_VERSION}".encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root).as_posix()).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _use_versioned_cache() -> None:
+    """Point numba's cache at ``engine-<source digest>`` (module doc); drop all but the KEEP_CACHES newest
+    such folders. Must run before the first kernel is decorated (numba picks each kernel's cache then)."""
+    base = Path(_numba.config.CACHE_DIR or Path(__file__).resolve().parent / "__pycache__" / "numba")
+    here = base / f"engine-{source_digest()}"
+    try:
+        here.mkdir(parents=True, exist_ok=True)
+        os.utime(here)  # "newest by use"
+        old = sorted((p for p in base.glob("engine-*") if p.is_dir() and p != here), key=lambda p: p.stat().st_mtime)
+        for p in old[:max(0, len(old) - (KEEP_CACHES - 1))]:
+            import shutil
+
+            shutil.rmtree(p, ignore_errors=True)
+    except OSError:  # a read-only install: numba then falls back to its own choices
+        return
+    _numba.config.CACHE_DIR = str(here)
+
+
+if JIT_ENABLED:
+    _use_versioned_cache()
 
 # Let LLVM contract to FMA, but keep IEEE NaN/inf semantics so divergence checks still see them.
 # No "reassoc": with it LLVM vectorises a sum in a loop that also stores (PCG's `p[k] = z[k];
