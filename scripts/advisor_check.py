@@ -12,7 +12,6 @@ the fastest stable cell of the same grid. Prints the table and writes it as mark
 from __future__ import annotations
 
 import argparse
-import math
 import platform
 import sys
 import time

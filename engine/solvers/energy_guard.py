@@ -22,7 +22,6 @@ import numpy as np
 
 from .._jit import kernel
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
-from ..model import State
 
 
 @kernel

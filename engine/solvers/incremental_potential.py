@@ -47,6 +47,7 @@ from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..algorithms.rnea import rnea_kernel
 from ..integrators import integrate
 from .geometric_stiffness import JointGeometricStiffness, body_velocity_product
+from .redmax_step import assemble_blocks
 
 
 @kernel
@@ -190,9 +191,8 @@ class IncrementalPotentialStep:
     linear solve. max_iter: Newton iterations per step; etol (J): stop when the Newton decrement
     −∇Φ·Δu (twice the decrease Newton predicts) is below it."""
 
-    def __init__(self, stepper, assemble_blocks, max_iter: int = 8, etol: float = 1e-9):
+    def __init__(self, stepper, max_iter: int = 8, etol: float = 1e-9):
         self.s = stepper
-        self._assemble_blocks = assemble_blocks  # the stepper's body-block assembly (redmax.assemble_blocks)
         model = stepper.model
         n, nv = model.n_bodies, model.nv
         self.max_iter, self.etol = int(max_iter), float(etol)
@@ -248,7 +248,7 @@ class IncrementalPotentialStep:
         iterate (their geometric stiffness, ``geometric_stiffness.py``), then the solver's preparation."""
         s = self.s
         model, fe, h, ws = s.model, s.forces, s.dt, s.ws
-        self._assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, s.pairs[0], s.pairs[1], s.K, s.D,
+        assemble_blocks(model.tree.link_inertia, fe.body_damping_blocks, h, s.pairs[0], s.pairs[1], s.K, s.D,
                               fe.point_force_body, fe.point_force_K, s.A, s.coupling)
         if s._joint_gs is not None:
             force = fe.wrench.copy()
@@ -296,12 +296,12 @@ class IncrementalPotentialStep:
         return u, total_its, solves
 
 
-def make_refinement(stepper, newton_iterations, assemble_blocks):
-    """The refinement for a RedMax stepper (``assemble_blocks``: its body-block kernel), or None (newton_iterations 0, or a scene with loop
+def make_refinement(stepper, newton_iterations):
+    """The refinement for a RedMax stepper, or None (newton_iterations 0, or a scene with loop
     closures, contact or joint limits: those keep the linearly implicit step)."""
     k = int(newton_iterations)
     if k < 0:
         raise ValueError(f"newton_iterations must be >= 0, got {newton_iterations!r}")
     if k == 0 or len(stepper._closures.n_rot) or stepper.contact is not None or stepper.limits is not None:
         return None
-    return IncrementalPotentialStep(stepper, assemble_blocks, max_iter=k)
+    return IncrementalPotentialStep(stepper, max_iter=k)

@@ -66,8 +66,7 @@ from .geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffn
 from .energy_guard import make_energy_guard
 from .incremental_potential import make_refinement
 from .reduced_operators import system_product
-from .redmax_step import (assemble_blocks, assemble_step_system, force_arrays, pcg_step,  # noqa: F401
-                          system_arrays, system_buffer, tension_arrays, tension_buffer)
+from .redmax_step import assemble_step_system, force_arrays, pcg_step, system_buffer, tension_buffer
 from .direct import DirectSolver
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
@@ -216,7 +215,7 @@ class RedMaxStepper:
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
         # backward Euler by Newton on the incremental potential from the linear step's rates
-        self._newton = make_refinement(self, newton_iterations, assemble_blocks)
+        self._newton = make_refinement(self, newton_iterations)
         self._energy_guard = make_energy_guard(self, energy_guard)  # passive scenes: no step creates energy
         self._one_call = self._one_call and self._newton is None
 
