@@ -65,13 +65,6 @@ def force_arrays(fe, model) -> ForceArrays:
                        fe.joint_stiffness, fe._spring_v, np.zeros(model.nv), np.zeros(model.nv))
 
 
-def tension_arrays(gs, model) -> TensionArrays:
-    """The TensionArrays of a ``JointGeometricStiffness`` (shares its scratch)."""
-    n = model.n_bodies
-    return TensionArrays(gs._mass, gs._com, gs._gravity, np.zeros((n, 6)), np.zeros((n, 6)), gs.acc6, gs.own,
-                         gs.F, gs.T)
-
-
 @kernel(inline=True)
 def tension_offsets(n):
     """Where ``tension_buffer`` puts the TensionArrays fields (their order), then the buffer's length."""
@@ -79,7 +72,7 @@ def tension_offsets(n):
 
 
 def tension_buffer(gs, model):
-    """(buffer, TensionArrays): ``tension_arrays`` as views into one buffer of the stepper's own (the
+    """(buffer, TensionArrays): a ``JointGeometricStiffness``'s tension arrays as views into one buffer of the stepper's own (the
     masses, centres of mass and gravity copied from ``gs``; scratch of its own), which ``pcg_step`` takes
     whole (``unpack_tension``) instead of 9 arrays."""
     n = model.n_bodies
@@ -100,13 +93,6 @@ def unpack_tension(buf, n):
                          contiguous_view(buf, o[4], (n, 6)), contiguous_view(buf, o[5], (n, 6)),
                          contiguous_view(buf, o[6], (n, 3)), contiguous_view(buf, o[7], (n, 3)),
                          contiguous_view(buf, o[8], (n, 3, 3)))
-
-
-def system_arrays(model, n_pairs: int, reduced_diag) -> SystemArrays:
-    n, nv = model.n_bodies, model.nv
-    return SystemArrays(np.zeros((n, 6, 6)), np.zeros((n_pairs, 6, 6)), np.ascontiguousarray(reduced_diag, float),
-                        np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((n, 6)), np.zeros((n, 6)),
-                        np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0))
 
 
 @kernel(inline=True)
