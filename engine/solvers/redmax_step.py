@@ -72,7 +72,8 @@ def tension_offsets(n):
 
 
 def tension_buffer(gs, model):
-    """(buffer, TensionArrays): a ``JointGeometricStiffness``'s tension arrays as views into one buffer of the stepper's own (the
+    """(buffer, TensionArrays): a ``JointGeometricStiffness``'s tension arrays as views into one buffer
+    of the stepper's own (the
     masses, centres of mass and gravity copied from ``gs``; scratch of its own), which ``pcg_step`` takes
     whole (``unpack_tension``) instead of 9 arrays."""
     n = model.n_bodies
