@@ -73,9 +73,8 @@ def tension_offsets(n):
 
 def tension_buffer(gs, model):
     """(buffer, TensionArrays): a ``JointGeometricStiffness``'s tension arrays as views into one buffer
-    of the stepper's own (the
-    masses, centres of mass and gravity copied from ``gs``; scratch of its own), which ``pcg_step`` takes
-    whole (``unpack_tension``) instead of 9 arrays."""
+    of the stepper's own (the masses, centres of mass and gravity copied from ``gs``; scratch of its own),
+    which ``pcg_step`` takes whole (``unpack_tension``) instead of 9 arrays."""
     n = model.n_bodies
     o = tension_offsets(n)
     buf = np.zeros(o[9])
