@@ -445,6 +445,47 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
                  and (h.rigid_body_constraint.object1 in dynamic_set or h.rigid_body_constraint.object2 in dynamic_set)]
 
 
+def scene_facts(bscene) -> dict:
+    """What decides which solver kernels a bake of ``bscene`` compiles (``engine.warmup.scene_facts`` of
+    the scene ``build`` would make), found without building it (which runs kernels): {"closures",
+    "body_damping"}; closures None when the rig cannot be read (the bake then says why). Loop closures
+    are the closure links and the rigid body constraints that ``_add_rigid_objects`` leaves out of the
+    tree: those joining two bodies that other constraints already connect (objects that are not
+    simulated all count as the world)."""
+    settings = bscene.redmax
+    facts = {"closures": None, "body_damping": settings.body_damping > 0}
+    if any(link.kind == "CLOSURE" for link in settings.links):
+        facts["closures"] = True
+        return facts
+    try:
+        hosts = _hosts(bscene, list(bscene.objects))
+    except MappingError:
+        return facts
+    constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
+    parent = {}  # union-find over the simulated objects; every other object is the world (WORLD)
+
+    def find(ob):
+        node = ob if ob is not None and _is_dynamic(ob, constrained) else WORLD
+        while parent.get(node, node) != node:
+            node = parent[node]
+        return node
+
+    facts["closures"] = False
+    for h in hosts:
+        c = h.rigid_body_constraint
+        if c.type == "GENERIC_SPRING" or not any(o is not None and _is_dynamic(o, constrained)
+                                                 for o in (c.object1, c.object2)):
+            continue  # a spring, or a constraint between two objects that are not simulated
+        a, b = find(c.object1), find(c.object2)
+        if a == b:
+            facts["closures"] = True
+            break
+        if a == WORLD:
+            a, b = b, a
+        parent[a] = b
+    return facts
+
+
 def _end(bscene, link, which, targets):
     """(engine body or WORLD, world point at the start) of one end of a link."""
     ob, bone, point = ((link.object_a, link.bone_a, link.point_a) if which == "a"
