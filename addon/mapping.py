@@ -448,7 +448,8 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
 def scene_facts(bscene) -> dict:
     """What decides which solver kernels a bake of ``bscene`` compiles (``engine.warmup.scene_facts`` of
     the scene ``build`` would make), found without building it (which runs kernels): {"closures",
-    "body_damping"}; closures None when the rig cannot be read (the bake then says why). Loop closures
+    "body_damping"}; both None (compile for any scene) when nothing is simulated yet, closures None when
+    the rig cannot be read (the bake then says why). Loop closures
     are the closure links and the rigid body constraints that ``_add_rigid_objects`` leaves out of the
     tree: those joining two bodies that other constraints already connect (objects that are not
     simulated all count as the world)."""
@@ -462,6 +463,8 @@ def scene_facts(bscene) -> dict:
     except MappingError:
         return facts
     constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
+    if not any(_is_dynamic(ob, constrained) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
+        return {"closures": None, "body_damping": None}  # e.g. Compile Now before a rig exists
     parent = {}  # union-find over the simulated objects; every other object is the world (WORLD)
 
     def find(ob):
