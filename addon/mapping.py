@@ -452,19 +452,23 @@ def scene_facts(bscene) -> dict:
     the rig cannot be read (the bake then says why). Loop closures
     are the closure links and the rigid body constraints that ``_add_rigid_objects`` leaves out of the
     tree: those joining two bodies that other constraints already connect (objects that are not
-    simulated all count as the world)."""
+    simulated all count as the world). Limits: False only when no simulated armature (whose bones may
+    carry Limit Rotation constraints) and no constraint limits a joint; else None (not known here)."""
     settings = bscene.redmax
-    facts = {"closures": None, "body_damping": settings.body_damping > 0}
-    if any(link.kind == "CLOSURE" for link in settings.links):
-        facts["closures"] = True
-        return facts
+    facts = {"closures": None, "limits": None, "body_damping": settings.body_damping > 0}
     try:
         hosts = _hosts(bscene, list(bscene.objects))
     except MappingError:
         return facts
+    if not any(ob.type == "ARMATURE" and ob.redmax.simulate for ob in bscene.objects) and not any(
+            _limits_a_joint(h.rigid_body_constraint) for h in hosts):
+        facts["limits"] = False
+    if any(link.kind == "CLOSURE" for link in settings.links):
+        facts["closures"] = True
+        return facts
     constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
     if not any(_is_dynamic(ob, constrained) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
-        return {"closures": None, "body_damping": None}  # e.g. Compile Now before a rig exists
+        return {"closures": None, "limits": None, "body_damping": None}  # e.g. Compile Now before a rig exists
     parent = {}  # union-find over the simulated objects; every other object is the world (WORLD)
 
     def find(ob):
@@ -487,6 +491,20 @@ def scene_facts(bscene) -> dict:
             a, b = b, a
         parent[a] = b
     return facts
+
+
+def _limits_a_joint(c) -> bool:
+    """Whether a Rigid Body Constraint may limit its joint (``_constraint_limits``): a HINGE or SLIDER limit
+    that is on, a GENERIC angular limit that is on and not a 0..0 lock."""
+    if c.type == "HINGE":
+        return c.use_limit_ang_z
+    if c.type == "SLIDER":
+        return c.use_limit_lin_x
+    if c.type == "GENERIC":
+        return any(getattr(c, f"use_limit_ang_{a}") and not (getattr(c, f"limit_ang_{a}_lower") == 0.0
+                                                              and getattr(c, f"limit_ang_{a}_upper") == 0.0)
+                   for a in "xyz")
+    return False
 
 
 def _end(bscene, link, which, targets):

@@ -15,8 +15,8 @@ the staged one (``assemble_step_system``, ``pcg_solve``, the closure and contact
 stages), and body damping needs its blocks. Each path is a large compile of its
 own, so ``scene_facts(scene)`` (or a front end that knows them without building
 the scene) says which: ``closures=True`` compiles only the staged step,
-``closures=False`` only the one-call one, None (unknown) both; ``body_damping``
-likewise. ``compile_kernels(..., **scene_facts(scene))`` then compiles what that
+``closures=False`` only the one-call one (the staged one too with ``limits``),
+None (unknown) both; ``body_damping`` likewise. ``compile_kernels(..., **scene_facts(scene))`` then compiles what that
 scene's bake runs.
 
 ``is_warm`` answers "would the first step compile?" without compiling: a stamp
@@ -73,6 +73,7 @@ class WarmupResult:
     solver: str
     contact: bool
     closures: bool | None = None
+    limits: bool | None = None
     body_damping: bool | None = None
     seconds: dict = field(default_factory=dict)
     kernels: int = 0
@@ -84,13 +85,15 @@ class WarmupResult:
 
 
 # ------------------------------------------------------------------ tiny model
-def _tiny_model(shapes: bool):
+def _tiny_model(shapes: bool, limits: bool = False):
     """Six bodies, one of each joint type a rig maps to (revolute, prismatic, universal, spherical,
-    fixed, free); 1 kg boxes of 0.2 m, box contact shapes when ``shapes``."""
+    fixed, free); 1 kg boxes of 0.2 m, box contact shapes when ``shapes``, the hinge limited to ±1 rad
+    when ``limits``."""
     b = ModelBuilder()
     box = {"type": "box", "size": (0.2, 0.2, 0.2)} if shapes else None
     kw = {"mass": 1.0, "inertia": (0.01, 0.01, 0.01), "shape": box}
-    b.add_body("hinge", joint_name="hinge", joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, 2.0), com=(0, 0, -0.3), **kw)
+    b.add_body("hinge", joint_name="hinge", joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, 2.0), com=(0, 0, -0.3),
+               limits=(-1.0, 1.0) if limits else None, **kw)
     b.add_body("slider", joint_name="slider", parent="hinge", joint="prismatic", axis=(0, 0, 1), joint_origin=(0, 0, -0.5), **kw)
     b.add_body("cardan", joint_name="cardan", parent="slider", joint="universal", joint_origin=(0, 0, -0.3), com=(0, 0, -0.2), **kw)
     b.add_body("ball", joint_name="ball", parent="cardan", joint="spherical", joint_origin=(0, 0, -0.4), com=(0, 0, -0.2), **kw)
@@ -99,9 +102,9 @@ def _tiny_model(shapes: bool):
     return b.finalize()
 
 
-def _tiny_scene(shapes: bool = False, body_damping: bool | None = None) -> Scene:
+def _tiny_scene(shapes: bool = False, body_damping: bool | None = None, limits: bool = False) -> Scene:
     """The tiny model with joint springs; body damping unless ``body_damping`` is False."""
-    model = _tiny_model(shapes)
+    model = _tiny_model(shapes, limits)
     q0 = model.neutral_q()
     q0[model.q_slice("hinge")] = 0.2
     scene = Scene(model, name="warmup", q0=q0)
@@ -155,6 +158,13 @@ def _closures(solver: str, body_damping: bool | None = None, forces: bool = Fals
     _step(scene, solver)
 
 
+def _limits(solver: str, body_damping: bool | None = None) -> None:
+    """The step without loop closures that enforces joint limits (not the one-call step), with forces."""
+    scene = _tiny_scene(body_damping=body_damping, limits=True)
+    _add_forces(scene)
+    _step(scene, solver)
+
+
 def _contact(solver: str, method: str, body_damping: bool | None = None, forces: bool = False) -> None:
     scene = _tiny_scene(shapes=True, body_damping=body_damping)
     if forces:
@@ -165,21 +175,26 @@ def _contact(solver: str, method: str, body_damping: bool | None = None, forces:
 
 def scene_facts(scene: Scene) -> dict:
     """The facts about ``scene`` that decide which kernels its bake compiles, as keywords of
-    ``kernel_groups``/``compile_kernels``/``is_warm``: {"contact", "closures", "body_damping"}."""
+    ``kernel_groups``/``compile_kernels``/``is_warm``: {"contact", "closures", "limits", "body_damping"}
+    (limits: finite joint bounds, which ``Simulator`` enforces unless told not to)."""
+    from .solvers.joint_limits import JointLimits
+
     return {"contact": scene.ground is not None or scene.body_contact is not None,
-            "closures": len(scene.loop_closures) > 0,
+            "closures": len(scene.loop_closures) > 0, "limits": JointLimits.needed(scene.model),
             "body_damping": bool(np.any(np.asarray(scene.body_damping) != 0.0))}
 
 
 def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
-                  closures: bool | None = None, body_damping: bool | None = None) -> list[KernelGroup]:
+                  closures: bool | None = None, limits: bool | None = None,
+                  body_damping: bool | None = None) -> list[KernelGroup]:
     """The groups a bake with ``solver`` ("pcg", "direct", "dense") runs, in order; ground contact
     (``contact_method`` "minv" or "cholesky") only when ``contact``.
 
     closures: the scene has loop closures (True: only the step with closures is compiled; False: only
-    the step without; None, not known: both). body_damping: the scene has body damping (False: its
-    blocks are not compiled; None: they are). With contact the step without closures is the contact
-    group's, so closures=False leaves out the separate step group there too."""
+    the steps without; None, not known: both). limits (with closures=False): enforced joint limits
+    (True: the step with the limit stage; False: the step without; None: both). body_damping: the
+    scene has body damping (False: its blocks are not compiled; None: they are). With contact the step
+    without closures is the contact group's, so closures=False leaves out the separate step there."""
     solver = _check_solver(solver)
     groups = [KernelGroup("forward kinematics", _kinematics)]
     if closures is None:
@@ -189,9 +204,12 @@ def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method:
     elif closures:
         groups.append(KernelGroup(f"{solver.upper()} step with loop closures: joint springs, springs, cables, loads",
                                   lambda: _closures(solver, body_damping, forces=True)))
-    elif not contact:
-        groups.append(KernelGroup(f"{solver.upper()} step: joint springs, springs, cables, loads",
-                                  lambda: _forces(solver, body_damping)))
+    else:
+        if not contact and not limits:
+            groups.append(KernelGroup(f"{solver.upper()} step: joint springs, springs, cables, loads",
+                                      lambda: _forces(solver, body_damping)))
+        if limits is not False:
+            groups.append(KernelGroup(f"{solver.upper()} step with joint limits", lambda: _limits(solver, body_damping)))
     if contact:
         groups.append(KernelGroup(f"ground contact ({contact_method})",
                                   lambda: _contact(solver, contact_method, body_damping, forces=closures is False)))
@@ -224,20 +242,23 @@ def _source_key() -> str:
 
 
 def _stamp_key(solver: str, contact: bool, contact_method: str, closures: bool | None = None,
-               body_damping: bool | None = None) -> str:
+               limits: bool | None = None, body_damping: bool | None = None) -> str:
     key = f"{solver}+{contact_method}" if contact else solver
     if closures is not None:
         key += "/closures" if closures else "/no-closures"
+        if not closures and limits is not None:
+            key += "/limits" if limits else "/no-limits"
     if body_damping is not None:
         key += "/damped" if body_damping else "/undamped"
     return key
 
 
-def _covering_keys(solver, contact, contact_method, closures, body_damping) -> list[str]:
+def _covering_keys(solver, contact, contact_method, closures, limits, body_damping) -> list[str]:
     """Stamp keys whose warm-up compiled at least what these facts need: the facts' own key and those with
     a known fact left open (None compiles both kinds)."""
-    return [_stamp_key(solver, contact, contact_method, c, d) for c in dict.fromkeys((closures, None))
-            for d in dict.fromkeys((body_damping, None))]
+    return list(dict.fromkeys(_stamp_key(solver, contact, contact_method, c, l, d)
+                              for c in dict.fromkeys((closures, None)) for l in dict.fromkeys((limits, None))
+                              for d in dict.fromkeys((body_damping, None))))
 
 
 def _dispatchers():
@@ -271,7 +292,7 @@ def _read_stamp() -> dict:
 
 
 def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
-            closures: bool | None = None, body_damping: bool | None = None) -> bool:
+            closures: bool | None = None, limits: bool | None = None, body_damping: bool | None = None) -> bool:
     """True when the last complete ``compile_kernels`` of this solver, for these scene facts (or for
     facts left open, which covers them), is still in numba's cache (so a first step loads machine code
     instead of compiling). Always True without numba."""
@@ -283,7 +304,7 @@ def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str =
         return False
     groups = stamp.get("groups", {})
     return any(groups.get(key) and _entry_cached(groups[key])
-               for key in _covering_keys(solver, contact, contact_method, closures, body_damping))
+               for key in _covering_keys(solver, contact, contact_method, closures, limits, body_damping))
 
 
 def _entry_cached(entry: dict) -> bool:
@@ -320,7 +341,7 @@ def _write_stamp(key: str) -> int:
 
 
 def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
-                    closures: bool | None = None, body_damping: bool | None = None,
+                    closures: bool | None = None, limits: bool | None = None, body_damping: bool | None = None,
                     progress: Callable[[int, int, str], None] | None = None,
                     cancel: Callable[[], bool] | None = None) -> WarmupResult:
     """Compile (or load from numba's cache) the kernels of ``kernel_groups(solver, ...)``.
@@ -332,9 +353,9 @@ def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_metho
     the GIL only while running).
     """
     solver = _check_solver(solver)
-    facts = {"contact": bool(contact), "contact_method": contact_method, "closures": closures,
+    facts = {"contact": bool(contact), "contact_method": contact_method, "closures": closures, "limits": limits,
              "body_damping": body_damping}
-    result = WarmupResult(solver, bool(contact), closures, body_damping, was_warm=is_warm(solver, **facts))
+    result = WarmupResult(solver, bool(contact), closures, limits, body_damping, was_warm=is_warm(solver, **facts))
     groups = kernel_groups(solver, **facts)
     for k, group in enumerate(groups):
         if cancel is not None and cancel():

@@ -156,7 +156,8 @@ def test_warmup_facts_read_from_the_blender_scene_are_those_of_the_scene_the_bak
     bscene = registered.scene
     facts = mapping.scene_facts(bscene)
     built = engine.warmup.scene_facts(mapping.build(registered).scene)
-    assert facts == {k: built[k] for k in ("closures", "body_damping")}
+    assert {k: facts[k] for k in ("closures", "body_damping")} == {k: built[k] for k in ("closures", "body_damping")}
+    assert facts["limits"] in (None, built["limits"])  # None: not known from the Blender scene (both compiled)
     assert kernels.options(bscene.redmax)["closures"] == facts["closures"]
 
 
@@ -174,6 +175,11 @@ def test_warmup_facts_find_a_loop_closed_by_rigid_body_constraints(registered):
         constraint(empty(f"hinge{k}", (0.5 * k + 0.25, 0, 1.0)), "HINGE", a, b)
     assert mapping.scene_facts(registered.scene)["closures"] is False
     assert not engine.warmup.scene_facts(mapping.build(registered).scene)["closures"]
+    assert mapping.scene_facts(registered.scene)["limits"] is False
+    hinge = bpy.data.objects["hinge1"].rigid_body_constraint
+    hinge.use_limit_ang_z, hinge.limit_ang_z_lower, hinge.limit_ang_z_upper = True, -0.5, 0.5
+    assert mapping.scene_facts(registered.scene)["limits"] is None
+    assert engine.warmup.scene_facts(mapping.build(registered).scene)["limits"]
     constraint(empty("closing", (0, 0, 1.0)), "POINT", boxes[2], anchor)
     assert mapping.scene_facts(registered.scene)["closures"] is True
     assert engine.warmup.scene_facts(mapping.build(registered).scene)["closures"]

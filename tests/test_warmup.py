@@ -22,15 +22,19 @@ def test_scene_facts_pick_the_step_the_bake_runs():
     step, or with contact the contact group's); None: both, as before the facts were known."""
     with_closures = [g.name for g in warmup.kernel_groups("pcg", closures=True)]
     assert len(with_closures) == 2 and "loop closures" in with_closures[1]
-    without = [g.name for g in warmup.kernel_groups("pcg", closures=False)]
+    without = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=False)]
     assert len(without) == 2 and "PCG step:" in without[1]
-    assert [g.name for g in warmup.kernel_groups("pcg", contact=True, closures=False)][1:] == ["ground contact (minv)"]
+    assert [g.name for g in warmup.kernel_groups("pcg", contact=True, closures=False, limits=False)][1:] == [
+        "ground contact (minv)"]
+    limited = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=True)]
+    assert len(limited) == 2 and "joint limits" in limited[1]
+    assert len(warmup.kernel_groups("pcg", closures=False)) == 3  # limits not known: with and without
     assert len(warmup.kernel_groups("pcg", contact=True)) == 4
     bridge = engine.scenes.bridge(7, 0)
-    assert warmup.scene_facts(bridge) == {"contact": False, "closures": True, "body_damping": False}
+    assert warmup.scene_facts(bridge) == {"contact": False, "closures": True, "limits": False, "body_damping": False}
     chain = engine.scenes.chain(3)
     chain.set_body_damping(0.1)
-    assert warmup.scene_facts(chain) == {"contact": False, "closures": False, "body_damping": True}
+    assert warmup.scene_facts(chain) == {"contact": False, "closures": False, "limits": False, "body_damping": True}
 
 
 @pytest.fixture()
