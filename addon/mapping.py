@@ -448,12 +448,12 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
 def scene_facts(bscene) -> dict:
     """What decides which solver kernels a bake of ``bscene`` compiles (``engine.warmup.scene_facts`` of
     the scene ``build`` would make), found without building it (which runs kernels): {"closures",
-    "body_damping"}; both None (compile for any scene) when nothing is simulated yet, closures None when
-    the rig cannot be read (the bake then says why). Loop closures
-    are the closure links and the rigid body constraints that ``_add_rigid_objects`` leaves out of the
-    tree: those joining two bodies that other constraints already connect (objects that are not
-    simulated all count as the world). Limits: False only when no simulated armature (whose bones may
-    carry Limit Rotation constraints) and no constraint limits a joint; else None (not known here)."""
+    "limits", "body_damping"}; None where not known (the warm-up then compiles both kinds): all three
+    when nothing is simulated yet, closures and limits when the rig cannot be read (the bake then says
+    why). Loop closures are the closure links and the rigid body constraints that ``_add_rigid_objects``
+    leaves out of the tree: those joining two bodies that other constraints already connect (objects
+    that are not simulated all count as the world). Limits: False when no simulated armature (whose
+    bones may carry Limit Rotation constraints) and no constraint limits a joint, else None."""
     settings = bscene.redmax
     facts = {"closures": None, "limits": None, "body_damping": settings.body_damping > 0}
     try:
@@ -469,7 +469,7 @@ def scene_facts(bscene) -> dict:
     constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
     if not any(_is_dynamic(ob, constrained) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
         return {"closures": None, "limits": None, "body_damping": None}  # e.g. Compile Now before a rig exists
-    parent = {}  # union-find over the simulated objects; every other object is the world (WORLD)
+    parent: dict = {}  # union-find over the simulated objects; every other object is the world (WORLD)
 
     def find(ob):
         node = ob if ob is not None and _is_dynamic(ob, constrained) else WORLD
