@@ -18,15 +18,18 @@ import time
 
 import bpy
 
+from . import mapping
 from ._engine import warmup
 
 TITLE = "Compiling solver kernels — first run only"
 
 
 def options(settings) -> dict:
-    """``engine.warmup`` options for the scene settings ``scene.redmax`` (solver, ground contact)."""
+    """``engine.warmup`` options for the scene settings ``scene.redmax`` (solver, ground contact) and the
+    facts of its scene that decide which step the bake runs (``mapping.scene_facts``: loop closures, joint
+    limits, body damping), so the compile covers that step and no other."""
     return {"solver": settings.solver.lower(), "contact": bool(settings.collide_with_ground),
-            "contact_method": settings.contact_method.lower()}
+            "contact_method": settings.contact_method.lower(), **mapping.scene_facts(settings.id_data)}
 
 
 def needed(settings) -> bool:

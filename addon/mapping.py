@@ -445,6 +445,68 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
                  and (h.rigid_body_constraint.object1 in dynamic_set or h.rigid_body_constraint.object2 in dynamic_set)]
 
 
+def scene_facts(bscene) -> dict:
+    """What decides which solver kernels a bake of ``bscene`` compiles (``engine.warmup.scene_facts`` of
+    the scene ``build`` would make), found without building it (which runs kernels): {"closures",
+    "limits", "body_damping"}; None where not known (the warm-up then compiles both kinds): all three
+    when nothing is simulated yet, closures and limits when the rig cannot be read (the bake then says
+    why). Loop closures are the closure links and the rigid body constraints that ``_add_rigid_objects``
+    leaves out of the tree: those joining two bodies that other constraints already connect (objects
+    that are not simulated all count as the world). Limits: False when no simulated armature (whose
+    bones may carry Limit Rotation constraints) and no constraint limits a joint, else None."""
+    settings = bscene.redmax
+    facts = {"closures": None, "limits": None, "body_damping": settings.body_damping > 0}
+    try:
+        hosts = _hosts(bscene, list(bscene.objects))
+    except MappingError:
+        return facts
+    if not any(ob.type == "ARMATURE" and ob.redmax.simulate for ob in bscene.objects) and not any(
+            _limits_a_joint(h.rigid_body_constraint) for h in hosts):
+        facts["limits"] = False
+    if any(link.kind == "CLOSURE" for link in settings.links):
+        facts["closures"] = True
+        return facts
+    constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
+    if not any(_is_dynamic(ob, constrained) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
+        return {"closures": None, "limits": None, "body_damping": None}  # e.g. Compile Now before a rig exists
+    parent: dict = {}  # union-find over the simulated objects; every other object is the world (WORLD)
+
+    def find(ob):
+        node = ob if ob is not None and _is_dynamic(ob, constrained) else WORLD
+        while parent.get(node, node) != node:
+            node = parent[node]
+        return node
+
+    facts["closures"] = False
+    for h in hosts:
+        c = h.rigid_body_constraint
+        if c.type == "GENERIC_SPRING" or not any(o is not None and _is_dynamic(o, constrained)
+                                                 for o in (c.object1, c.object2)):
+            continue  # a spring, or a constraint between two objects that are not simulated
+        a, b = find(c.object1), find(c.object2)
+        if a == b:
+            facts["closures"] = True
+            break
+        if a == WORLD:
+            a, b = b, a
+        parent[a] = b
+    return facts
+
+
+def _limits_a_joint(c) -> bool:
+    """Whether a Rigid Body Constraint may limit its joint (``_constraint_limits``): a HINGE or SLIDER limit
+    that is on, a GENERIC angular limit that is on and not a 0..0 lock."""
+    if c.type == "HINGE":
+        return c.use_limit_ang_z
+    if c.type == "SLIDER":
+        return c.use_limit_lin_x
+    if c.type == "GENERIC":
+        return any(getattr(c, f"use_limit_ang_{a}") and not (getattr(c, f"limit_ang_{a}_lower") == 0.0
+                                                              and getattr(c, f"limit_ang_{a}_upper") == 0.0)
+                   for a in "xyz")
+    return False
+
+
 def _end(bscene, link, which, targets):
     """(engine body or WORLD, world point at the start) of one end of a link."""
     ob, bone, point = ((link.object_a, link.bone_a, link.point_a) if which == "a"

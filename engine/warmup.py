@@ -3,11 +3,21 @@
 On a cold cache the first step of a scene spends most of a minute inside numba
 with nothing to show for it. ``compile_kernels`` does that work up front, group
 by group, on a tiny model that goes through the same public entry points a bake
-does (``link_poses``/``rnea``, ``Simulator.step`` with joint springs, springs,
+does (``link_poses``, ``Simulator.step`` with joint springs, springs,
 cables and moving loads, then loop closures, then ground contact), so every
 kernel gets the argument types it will see later and lands in numba's on-disk
 cache. Front ends (the Blender add-on, scripts) show the progress and can
 cancel between groups.
+
+A scene decides which step runs: without loop closures, contact or enforced
+limits a PCG bake takes the one-call step (``redmax_step.pcg_step``), otherwise
+the staged one (``assemble_step_system``, ``pcg_solve``, the closure and contact
+stages), and body damping needs its blocks. Each path is a large compile of its
+own, so ``scene_facts(scene)`` (or a front end that knows them without building
+the scene) says which: ``closures=True`` compiles only the staged step,
+``closures=False`` only the one-call one (the staged one too with ``limits``),
+None (unknown) both; ``body_damping`` likewise. ``compile_kernels(..., **scene_facts(scene))`` then compiles what that
+scene's bake runs.
 
 ``is_warm`` answers "would the first step compile?" without compiling: a stamp
 file in numba's cache directory lists the kernels (and signatures) the last
@@ -15,8 +25,8 @@ complete warm-up compiled, and each kernel's cache index must still hold those
 signatures for the current source (numba drops an index whose source file
 changed). No stamp, a changed engine source tree, or any missing entry means cold.
 
-    warm = is_warm("pcg")
-    compile_kernels("pcg", progress=lambda done, total, name: print(done, total, name))
+    warm = is_warm("pcg", **scene_facts(scene))
+    compile_kernels("pcg", **scene_facts(scene), progress=lambda done, total, name: print(done, total, name))
 """
 from __future__ import annotations
 
@@ -32,7 +42,8 @@ from typing import Callable
 import numpy as np
 
 from . import _jit
-from .algorithms import link_poses, rnea
+from .algorithms import link_poses
+from .joints import matrix_to_quat
 from .model import ModelBuilder
 from .scene import Scene
 
@@ -61,6 +72,9 @@ class WarmupResult:
 
     solver: str
     contact: bool
+    closures: bool | None = None
+    limits: bool | None = None
+    body_damping: bool | None = None
     seconds: dict = field(default_factory=dict)
     kernels: int = 0
     was_warm: bool = False
@@ -71,13 +85,15 @@ class WarmupResult:
 
 
 # ------------------------------------------------------------------ tiny model
-def _tiny_model(shapes: bool):
+def _tiny_model(shapes: bool, limits: bool = False):
     """Six bodies, one of each joint type a rig maps to (revolute, prismatic, universal, spherical,
-    fixed, free); 1 kg boxes of 0.2 m, box contact shapes when ``shapes``."""
+    fixed, free); 1 kg boxes of 0.2 m, box contact shapes when ``shapes``, the hinge limited to ±1 rad
+    when ``limits``."""
     b = ModelBuilder()
     box = {"type": "box", "size": (0.2, 0.2, 0.2)} if shapes else None
     kw = {"mass": 1.0, "inertia": (0.01, 0.01, 0.01), "shape": box}
-    b.add_body("hinge", joint_name="hinge", joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, 2.0), com=(0, 0, -0.3), **kw)
+    b.add_body("hinge", joint_name="hinge", joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, 2.0), com=(0, 0, -0.3),
+               limits=(-1.0, 1.0) if limits else None, **kw)
     b.add_body("slider", joint_name="slider", parent="hinge", joint="prismatic", axis=(0, 0, 1), joint_origin=(0, 0, -0.5), **kw)
     b.add_body("cardan", joint_name="cardan", parent="slider", joint="universal", joint_origin=(0, 0, -0.3), com=(0, 0, -0.2), **kw)
     b.add_body("ball", joint_name="ball", parent="cardan", joint="spherical", joint_origin=(0, 0, -0.4), com=(0, 0, -0.2), **kw)
@@ -86,14 +102,16 @@ def _tiny_model(shapes: bool):
     return b.finalize()
 
 
-def _tiny_scene(shapes: bool = False) -> Scene:
-    model = _tiny_model(shapes)
+def _tiny_scene(shapes: bool = False, body_damping: bool | None = None, limits: bool = False) -> Scene:
+    """The tiny model with joint springs; body damping unless ``body_damping`` is False."""
+    model = _tiny_model(shapes, limits)
     q0 = model.neutral_q()
     q0[model.q_slice("hinge")] = 0.2
     scene = Scene(model, name="warmup", q0=q0)
     for name in ("hinge", "slider", "cardan", "ball"):
-            scene.add_joint_spring(name, 10.0, 0.1)
-    scene.body_damping[:] = 0.01
+        scene.add_joint_spring(name, 10.0, 0.1)
+    if body_damping is not False:
+        scene.body_damping[:] = 0.01
     return scene
 
 
@@ -104,25 +122,34 @@ def _step(scene: Scene, solver: str, **options) -> None:
 
 
 def _kinematics() -> None:
-    scene = _tiny_scene()
-    m, q = scene.model, scene.q0
-    qd = np.full(m.nv, 0.1)
-    link_poses(m, q)
-    rnea(m, q, qd, np.zeros(m.nv))
+    """Forward kinematics (``link_poses``, which building a scene runs) and the link rotations as quaternions
+    (``joints.matrix_to_quat``, which keyframes run); no step calls ``rnea``."""
+    model = _tiny_model(False)
+    R, _ = link_poses(model, model.neutral_q())
+    matrix_to_quat(R)
 
 
-def _forces(solver: str) -> None:
-    scene = _tiny_scene()
+def _add_forces(scene: Scene) -> None:
+    """A spring, a cable, a point force and a moving load on the tiny scene."""
     scene.add_spring("hinge", (0, 0.1, 1.7), "loose", (1.0, 0, 1.0), 50.0, damping=1.0, rest_length=0.8)
     scene.add_cable(-1, (0.5, 0, 2.0), "ball", (0, 0, 1.0), 200.0, damping=1.0, rest_length=0.5)
     scene.add_point_force("weld", (0, 0, 0.6), (1.0, 0, 0))
     scene.add_moving_load((0, 0, -5.0), [("hinge", (0, 0, 2.0), (0, 0, 1.7)), ("slider", (0, 0, 1.5), (0, 0, 1.3))],
                           0.0, 0.05)
+
+
+def _forces(solver: str, body_damping: bool | None = None) -> None:
+    scene = _tiny_scene(body_damping=body_damping)
+    _add_forces(scene)
     _step(scene, solver)
 
 
-def _closures(solver: str) -> None:
-    scene = _tiny_scene()
+def _closures(solver: str, body_damping: bool | None = None, forces: bool = False) -> None:
+    """The step with loop closures (``forces``: with the springs, cables and loads of ``_forces`` too, for
+    a warm-up that compiles no step without closures)."""
+    scene = _tiny_scene(body_damping=body_damping)
+    if forces:
+        _add_forces(scene)
     R, p = link_poses(scene.model, scene.q0)
     i = scene.model.body_index("weld")
     scene.add_loop_closure("weld", -1, p[i], kind="point", name="pin")
@@ -131,21 +158,61 @@ def _closures(solver: str) -> None:
     _step(scene, solver)
 
 
-def _contact(solver: str, method: str) -> None:
-    scene = _tiny_scene(shapes=True)
+def _limits(solver: str, body_damping: bool | None = None) -> None:
+    """The step without loop closures that enforces joint limits (not the one-call step), with forces."""
+    scene = _tiny_scene(body_damping=body_damping, limits=True)
+    _add_forces(scene)
+    _step(scene, solver)
+
+
+def _contact(solver: str, method: str, body_damping: bool | None = None, forces: bool = False) -> None:
+    scene = _tiny_scene(shapes=True, body_damping=body_damping)
+    if forces:
+        _add_forces(scene)
     scene.set_ground(1.75)  # the lowest boxes start touching it
     _step(scene, solver, contact_method=method, contact_options={"margin": 0.1})
 
 
-def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv") -> list[KernelGroup]:
+def scene_facts(scene: Scene) -> dict:
+    """The facts about ``scene`` that decide which kernels its bake compiles, as keywords of
+    ``kernel_groups``/``compile_kernels``/``is_warm``: {"contact", "closures", "limits", "body_damping"}
+    (limits: finite joint bounds, which ``Simulator`` enforces unless told not to)."""
+    from .solvers.joint_limits import JointLimits
+
+    return {"contact": scene.ground is not None or scene.body_contact is not None,
+            "closures": len(scene.loop_closures) > 0, "limits": JointLimits.needed(scene.model),
+            "body_damping": bool(np.any(np.asarray(scene.body_damping) != 0.0))}
+
+
+def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
+                  closures: bool | None = None, limits: bool | None = None,
+                  body_damping: bool | None = None) -> list[KernelGroup]:
     """The groups a bake with ``solver`` ("pcg", "direct", "dense") runs, in order; ground contact
-    (``contact_method`` "minv" or "cholesky") only when ``contact``."""
+    (``contact_method`` "minv" or "cholesky") only when ``contact``.
+
+    closures: the scene has loop closures (True: only the step with closures is compiled; False: only
+    the steps without; None, not known: both). limits (with closures=False): enforced joint limits
+    (True: the step with the limit stage; False: the step without; None: both). body_damping: the
+    scene has body damping (False: its blocks are not compiled; None: they are). With contact the step
+    without closures is the contact group's, so closures=False leaves out the separate step there."""
     solver = _check_solver(solver)
-    groups = [KernelGroup("kinematics and inverse dynamics (FK, RNEA)", _kinematics),
-              KernelGroup(f"{solver.upper()} step: joint springs, springs, cables, loads", lambda: _forces(solver)),
-              KernelGroup("loop closures", lambda: _closures(solver))]
+    groups = [KernelGroup("forward kinematics", _kinematics)]
+    if closures is None:
+        groups.append(KernelGroup(f"{solver.upper()} step: joint springs, springs, cables, loads",
+                                  lambda: _forces(solver, body_damping)))
+        groups.append(KernelGroup("loop closures", lambda: _closures(solver, body_damping)))
+    elif closures:
+        groups.append(KernelGroup(f"{solver.upper()} step with loop closures: joint springs, springs, cables, loads",
+                                  lambda: _closures(solver, body_damping, forces=True)))
+    else:
+        if not contact and not limits:
+            groups.append(KernelGroup(f"{solver.upper()} step: joint springs, springs, cables, loads",
+                                      lambda: _forces(solver, body_damping)))
+        if limits is not False:
+            groups.append(KernelGroup(f"{solver.upper()} step with joint limits", lambda: _limits(solver, body_damping)))
     if contact:
-        groups.append(KernelGroup(f"ground contact ({contact_method})", lambda: _contact(solver, contact_method)))
+        groups.append(KernelGroup(f"ground contact ({contact_method})",
+                                  lambda: _contact(solver, contact_method, body_damping, forces=closures is False)))
     return groups
 
 
@@ -174,8 +241,24 @@ def _source_key() -> str:
     return h.hexdigest()
 
 
-def _stamp_key(solver: str, contact: bool, contact_method: str) -> str:
-    return f"{solver}+{contact_method}" if contact else solver
+def _stamp_key(solver: str, contact: bool, contact_method: str, closures: bool | None = None,
+               limits: bool | None = None, body_damping: bool | None = None) -> str:
+    key = f"{solver}+{contact_method}" if contact else solver
+    if closures is not None:
+        key += "/closures" if closures else "/no-closures"
+        if not closures and limits is not None:
+            key += "/limits" if limits else "/no-limits"
+    if body_damping is not None:
+        key += "/damped" if body_damping else "/undamped"
+    return key
+
+
+def _covering_keys(solver, contact, contact_method, closures, limits, body_damping) -> list[str]:
+    """Stamp keys whose warm-up compiled at least what these facts need: the facts' own key and those with
+    a known fact left open (None compiles both kinds)."""
+    return list(dict.fromkeys(_stamp_key(solver, contact, contact_method, c, l, d)
+                              for c in dict.fromkeys((closures, None)) for l in dict.fromkeys((limits, None))
+                              for d in dict.fromkeys((body_damping, None))))
 
 
 def _dispatchers():
@@ -208,16 +291,24 @@ def _read_stamp() -> dict:
         return {}
 
 
-def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv") -> bool:
-    """True when the last complete ``compile_kernels`` of this solver is still in numba's cache
-    (so a first step loads machine code instead of compiling). Always True without numba."""
+def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
+            closures: bool | None = None, limits: bool | None = None, body_damping: bool | None = None) -> bool:
+    """True when the last complete ``compile_kernels`` of this solver, for these scene facts (or for
+    facts left open, which covers them), is still in numba's cache (so a first step loads machine code
+    instead of compiling). Always True without numba."""
     if not _jit.JIT_ENABLED:
         return True
     solver = _check_solver(solver)
     stamp = _read_stamp()
-    entry = stamp.get("groups", {}).get(_stamp_key(solver, contact, contact_method))
-    if stamp.get("source") != _source_key() or not entry:
+    if stamp.get("source") != _source_key():
         return False
+    groups = stamp.get("groups", {})
+    return any(groups.get(key) and _entry_cached(groups[key])
+               for key in _covering_keys(solver, contact, contact_method, closures, limits, body_damping))
+
+
+def _entry_cached(entry: dict) -> bool:
+    """Every kernel signature of a stamp entry is in numba's on-disk index."""
     import importlib
 
     try:
@@ -231,13 +322,13 @@ def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str =
     return True
 
 
-def _write_stamp(solver: str, contact: bool, contact_method: str) -> int:
-    """Record every engine kernel compiled or loaded in this process; returns how many."""
+def _write_stamp(key: str) -> int:
+    """Record every engine kernel compiled or loaded in this process under ``key``; returns how many."""
     kernels = {name: sorted(str(s) for s in d.signatures) for name, d in _dispatchers().items() if d.signatures}
     stamp = _read_stamp()
     source = _source_key()
     groups = stamp.get("groups", {}) if stamp.get("source") == source else {}
-    groups[_stamp_key(solver, contact, contact_method)] = kernels
+    groups[key] = kernels
     path = cache_dir() / STAMP_NAME
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -250,6 +341,7 @@ def _write_stamp(solver: str, contact: bool, contact_method: str) -> int:
 
 
 def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
+                    closures: bool | None = None, limits: bool | None = None, body_damping: bool | None = None,
                     progress: Callable[[int, int, str], None] | None = None,
                     cancel: Callable[[], bool] | None = None) -> WarmupResult:
     """Compile (or load from numba's cache) the kernels of ``kernel_groups(solver, ...)``.
@@ -261,9 +353,10 @@ def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_metho
     the GIL only while running).
     """
     solver = _check_solver(solver)
-    result = WarmupResult(solver, bool(contact), was_warm=is_warm(solver, contact=contact,
-                                                                  contact_method=contact_method))
-    groups = kernel_groups(solver, contact=contact, contact_method=contact_method)
+    facts = {"contact": bool(contact), "contact_method": contact_method, "closures": closures, "limits": limits,
+             "body_damping": body_damping}
+    result = WarmupResult(solver, bool(contact), closures, limits, body_damping, was_warm=is_warm(solver, **facts))
+    groups = kernel_groups(solver, **facts)
     for k, group in enumerate(groups):
         if cancel is not None and cancel():
             raise WarmupCancelled(f"kernel compilation cancelled after {k} of {len(groups)} groups")
@@ -273,7 +366,7 @@ def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_metho
         group.run()
         result.seconds[group.name] = time.perf_counter() - t0
     if _jit.JIT_ENABLED:
-        result.kernels = _write_stamp(solver, bool(contact), contact_method)
+        result.kernels = _write_stamp(_stamp_key(solver, **facts))
     if progress is not None:
         progress(len(groups), len(groups), "")
     return result

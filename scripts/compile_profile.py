@@ -3,6 +3,7 @@
     python scripts/compile_profile.py aba        # first engine.aba on the README's 20-body floating tree
     python scripts/compile_profile.py bridge     # first bake of the README bridge (bpy wheel, 250 frames)
     python scripts/compile_profile.py both --top 30   # in one process: the bridge reuses what aba compiled
+    python scripts/compile_profile.py bridge --scene UMBRELLA   # another demo scene's first bake
 
 Runs on an empty numba cache of its own (a new temporary NUMBA_CACHE_DIR, removed at the end)
 unless ``--cache DIR`` is given. Listens to numba's ``numba:compile`` events: each compile of a
@@ -13,8 +14,9 @@ load changes wall time two-fold, CPU time much less). Helpers with ``kernel(inli
 show up on their own: their cost is in every caller's self time (``inline="llvm"`` helpers are
 compiled once and listed). Also printed: the CPU seconds of the process outside any compile
 (imports, cache writes, the work itself), the number of kernels and signatures compiled, the
-share of each numba pass, and every kernel compiled for more than one signature (each extra one
-is a full compile).
+share of each numba pass, every kernel compiled for more than one signature (each extra one
+is a full compile) and, for a bake, what compiled after the add-on's warm-up (mid-bake, with no
+progress shown: nothing when the warm-up covers what the scene's bake runs).
 """
 from __future__ import annotations
 
@@ -122,15 +124,29 @@ def run_aba():
     engine.aba(model, q, qd, tau=np.zeros(model.nv))
 
 
-def run_bridge(frames: int, substeps: int):
+def run_bridge(frames: int, substeps: int, recorder: CompileRecorder, scene: str = "BRIDGE"):
+    """The bake; returns the (name, signature) of every kernel compiled after the add-on's warm-up (the
+    bake's own compiles, which no progress shows: none when the warm-up covers the scene)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import bake_demo
+    from engine import warmup
+
+    compile_kernels, mark = warmup.compile_kernels, []
+
+    def marked(*args, **kwargs):
+        result = compile_kernels(*args, **kwargs)
+        mark.append(len(recorder.records))
+        return result
+
+    warmup.compile_kernels = marked
 
     with tempfile.TemporaryDirectory(prefix="compile_profile_") as out:
-        code = bake_demo.main(["--scene", "BRIDGE", "--frames", str(frames), "--substeps", str(substeps),
+        code = bake_demo.main(["--scene", scene, "--frames", str(frames), "--substeps", str(substeps),
                                "--no-render", "--out", out])
+    warmup.compile_kernels = compile_kernels
     if code:
-        raise SystemExit(f"bridge bake failed ({code})")
+        raise SystemExit(f"{scene.lower()} bake failed ({code})")
+    return [r[:2] for r in recorder.records[mark[-1] if mark else 0:] if r[4] == 0]
 
 
 def main(argv=None) -> int:
@@ -139,6 +155,8 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=25, help="kernels listed (by self compile time)")
     ap.add_argument("--frames", type=int, default=250)
     ap.add_argument("--substeps", type=int, default=2)
+    ap.add_argument("--scene", default="BRIDGE", choices=["BRIDGE", "UMBRELLA", "TREE", "CHAIN"],
+                    help="the demo scene the 'bridge' case bakes (default: the README bridge)")
     ap.add_argument("--cache", help="NUMBA_CACHE_DIR to use (default: a new empty one)")
     args = ap.parse_args(argv)
     if "numba" in sys.modules:
@@ -161,9 +179,12 @@ def main(argv=None) -> int:
                 run_aba()
                 title = "first engine.aba (20-body floating binary tree)"
             else:
-                run_bridge(args.frames, args.substeps)
-                title = f"first bake of the bridge ({args.frames} frames × {args.substeps} substeps)"
+                late = run_bridge(args.frames, args.substeps, recorder, args.scene)
+                title = f"first bake of the {args.scene.lower()} ({args.frames} frames × {args.substeps} substeps)"
             report(title, recorder, time.process_time() - t0, args.top)
+            if case == "bridge":
+                print(f"-- compiled after the add-on's warm-up (during the bake, without progress): {len(late)} "
+                      "kernel signatures" + "".join(f"\n   {name}{args}"[:300] for name, args in late))
     finally:
         if not args.cache:
             shutil.rmtree(cache, ignore_errors=True)

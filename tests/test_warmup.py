@@ -17,6 +17,26 @@ def test_groups_per_solver_and_contact():
         warmup.kernel_groups("baraff")
 
 
+def test_scene_facts_pick_the_step_the_bake_runs():
+    """closures=True: only the staged step with closures; False: only the step without (the one-call PCG
+    step, or with contact the contact group's); None: both, as before the facts were known."""
+    with_closures = [g.name for g in warmup.kernel_groups("pcg", closures=True)]
+    assert len(with_closures) == 2 and "loop closures" in with_closures[1]
+    without = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=False)]
+    assert len(without) == 2 and "PCG step:" in without[1]
+    assert [g.name for g in warmup.kernel_groups("pcg", contact=True, closures=False, limits=False)][1:] == [
+        "ground contact (minv)"]
+    limited = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=True)]
+    assert len(limited) == 2 and "joint limits" in limited[1]
+    assert len(warmup.kernel_groups("pcg", closures=False)) == 3  # limits not known: with and without
+    assert len(warmup.kernel_groups("pcg", contact=True)) == 4
+    bridge = engine.scenes.bridge(7, 0)
+    assert warmup.scene_facts(bridge) == {"contact": False, "closures": True, "limits": False, "body_damping": False}
+    chain = engine.scenes.chain(3)
+    chain.set_body_damping(0.1)
+    assert warmup.scene_facts(chain) == {"contact": False, "closures": False, "limits": False, "body_damping": True}
+
+
 @pytest.fixture()
 def stamp_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(warmup, "cache_dir", lambda: tmp_path)
@@ -44,6 +64,22 @@ def test_compile_reports_every_group_and_leaves_a_stamp_that_is_checked(stamp_di
     stamp["source"] = "another tree"
     (stamp_dir / warmup.STAMP_NAME).write_text(json.dumps(stamp))
     assert not warmup.is_warm("pcg")
+
+
+def test_a_stamp_with_open_facts_covers_the_known_ones(stamp_dir, monkeypatch):
+    entries = {"engine.joints:matrix_to_quat_kernel": ["(float32,)"]}  # not in any cache: that entry is cold
+    monkeypatch.setattr(warmup, "_entry_cached", lambda entry: entry != entries)
+    stamp = {"source": warmup._source_key(), "groups": {"pcg/closures": {}}}
+    (stamp_dir / warmup.STAMP_NAME).write_text(json.dumps(stamp))
+    assert not warmup.is_warm("pcg", closures=True)  # an empty entry is no warm-up
+    stamp["groups"] = {"pcg/closures": {"engine.joints:joint_transform": []}}
+    (stamp_dir / warmup.STAMP_NAME).write_text(json.dumps(stamp))
+    assert warmup.is_warm("pcg", closures=True) and warmup.is_warm("pcg", closures=True, body_damping=False)
+    assert not warmup.is_warm("pcg", closures=False) and not warmup.is_warm("pcg")
+    stamp["groups"] = {"pcg": {"engine.joints:joint_transform": []}, "pcg/no-closures": entries}
+    (stamp_dir / warmup.STAMP_NAME).write_text(json.dumps(stamp))
+    assert warmup.is_warm("pcg", closures=False, body_damping=True)  # the open-facts warm-up covers it
+    assert not warmup.is_warm("direct", closures=False)
 
 
 def test_cancel_stops_between_groups(stamp_dir):

@@ -27,9 +27,9 @@ def point_force_kernel(X0_E, X0_r, body, point, force, geometric, wrench, K):
         b = body[s]
         if b < 0:
             continue
-        _point_world(X0_E, X0_r, b, point[s], x, G)
+        _point_world(X0_E, X0_r, b, point[s], x, G[:, 0:6])  # a view, as point_pair passes (one signature)
         energy -= force[s, 0] * x[0] + force[s, 1] * x[1] + force[s, 2] * x[2]
         _add_point_wrench(X0_E, b, point[s], force[s], 1.0, wrench)
         if geometric:
-            _add_geometric_term(X0_E, b, point[s], force[s], -1.0, K[s], 0)
+            _add_geometric_term(X0_E, b, point[s], force[s], -1.0, K[s, 0:6, 0:6])
     return energy

@@ -98,8 +98,9 @@ def _add_point_wrench(X0_E, body, l, f_world, sign, wrench):
 
 
 @kernel(inline="llvm")
-def _add_geometric_term(X0_E, body, l, f_world, sign, K, o):
-    """K[o:o+6, o:o+6] += sign · sym(Γᵀ [[Rᵀf], 0]) = sign · sym([[l][F], 0; [F], 0])."""
+def _add_geometric_term(X0_E, body, l, f_world, sign, K):
+    """K (6, 6) += sign · sym(Γᵀ [[Rᵀf], 0]) = sign · sym([[l][F], 0; [F], 0]) (K: a body's diagonal block,
+    a view, so that every call site has one signature: an offset argument was typed as a literal per value)."""
     if body < 0:
         return
     E = X0_E[body]
@@ -111,7 +112,7 @@ def _add_geometric_term(X0_E, body, l, f_world, sign, K, o):
     for i in range(3):
         for j in range(3):
             a = F[i] * l[j] + F[j] * l[i]  # sym part of F lᵀ, times 2
-            K[o + i, o + j] += sign * (0.5 * a - (lf if i == j else 0.0))
+            K[i, j] += sign * (0.5 * a - (lf if i == j else 0.0))
     # [F] block in the lower-left; symmetrized: ½[F] below, ½[F]ᵀ = −½[F] above
     Fx = np.empty((3, 3))
     Fx[0, 0] = 0.0
@@ -125,8 +126,8 @@ def _add_geometric_term(X0_E, body, l, f_world, sign, K, o):
     Fx[2, 2] = 0.0
     for i in range(3):
         for j in range(3):
-            K[o + 3 + i, o + j] += sign * 0.5 * Fx[i, j]
-            K[o + j, o + 3 + i] += sign * 0.5 * Fx[i, j]
+            K[3 + i, j] += sign * 0.5 * Fx[i, j]
+            K[j, 3 + i] += sign * 0.5 * Fx[i, j]
 
 
 @kernel
@@ -188,8 +189,8 @@ def point_pair_kernel(X0_E, X0_r, v_link, pairs, geometric, wrench, wrench_dampi
                 K[s, r, c] = val
                 K[s, c, r] = val
         if geometric:
-            _add_geometric_term(X0_E, a, point_a[s], f, -1.0, K[s], 0)
-            _add_geometric_term(X0_E, b, point_b[s], f, 1.0, K[s], 6)
+            _add_geometric_term(X0_E, a, point_a[s], f, -1.0, K[s, 0:6, 0:6])
+            _add_geometric_term(X0_E, b, point_b[s], f, 1.0, K[s, 6:12, 6:12])
         c_s = damping[s]
         if c_s > 0.0:
             # D = c Ĝᵀ u uᵀ Ĝ ; damper force on point 1: c u uᵀ (ẋ₂ − ẋ₁) = −c u uᵀ Ĝ φ
