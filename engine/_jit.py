@@ -77,7 +77,8 @@ if JIT_ENABLED:
 _FASTMATH = {"contract", "arcp", "nsz"}
 
 
-def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_lanes: bool = False):
+def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_lanes: bool = False,
+           refcounts: bool = True):
     """Compile ``fn`` with ``numba.njit(cache=True, fastmath=_FASTMATH)`` when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
@@ -97,6 +98,12 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_
     as first-class function objects, which the engine never does, and costs compile time.
     ``simd_lanes=True`` compiles the kernel (and what it calls) with LLVM's SLP vectorizer, which numba
     leaves off by default: for kernels written in ``algorithms._lanes`` style.
+
+    ``refcounts=False`` compiles without numba's reference counting (``_nrt=False``): no increment and
+    decrement around every array view, argument and tuple of arrays (a ``Workspace`` is 21 of them), which
+    was much of the IR numba builds and LLVM compiles for the ABA path, and a third of a small model's
+    call. Only for kernels that neither allocate nor return arrays (numba refuses to compile an allocation
+    then) and whose views live no longer than the call; every argument is borrowed from the caller.
     """
 
     if inline not in (True, False, "llvm"):
@@ -107,7 +114,7 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_
         if not JIT_ENABLED:
             return f
         d = _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
-                        no_cfunc_wrapper=True, **inlining)(f)
+                        no_cfunc_wrapper=True, _nrt=refcounts, **inlining)(f)
         return _with_slp_vectorizer(d) if simd_lanes else d
 
     return wrap if fn is None else wrap(fn)

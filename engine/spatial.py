@@ -20,7 +20,7 @@ from ._jit import kernel
 
 
 # ----------------------------------------------------------------- vectors
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def cross_motion(v, m, out):
     """out = v ×ₘ m (spatial motion cross product), all (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -33,7 +33,7 @@ def cross_motion(v, m, out):
     out[5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def cross_force(v, f, out):
     """out = v ×* f (spatial force cross product), all (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -46,7 +46,7 @@ def cross_force(v, f, out):
     out[5] = w0 * f1 - w1 * f0
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def inertia_times(I, v, out):
     """out = I v for a (6, 6) inertia and a (6,) vector."""
     for r in range(6):
@@ -65,7 +65,7 @@ def copy_inertia(src, i, dst):
 
 
 # -------------------------------------------------------------- transforms
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def transform_motion(E, r, m, out):
     """out = X m with X = (E, r): [E ω; E (v − r × ω)]."""
     w0, w1, w2 = m[0], m[1], m[2]
@@ -77,7 +77,7 @@ def transform_motion(E, r, m, out):
         out[3 + k] = E[k, 0] * t0 + E[k, 1] * t1 + E[k, 2] * t2
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def transform_motion_inverse(E, r, m, out):
     """out = X⁻¹ m: [Eᵀ ω; Eᵀ v + r × Eᵀ ω]."""
     w0 = E[0, 0] * m[0] + E[1, 0] * m[1] + E[2, 0] * m[2]
@@ -94,7 +94,7 @@ def transform_motion_inverse(E, r, m, out):
     out[5] = v2 + r[0] * w1 - r[1] * w0
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def transform_force_transpose(E, r, f, out):
     """out = Xᵀ f: carries a force from frame B back to frame A, [Eᵀn + r × Eᵀf; Eᵀf]."""
     n0 = E[0, 0] * f[0] + E[1, 0] * f[1] + E[2, 0] * f[2]
@@ -111,7 +111,7 @@ def transform_force_transpose(E, r, f, out):
     out[5] = g2
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def add_transformed_inertia(E, r, I, out):
     """out += Xᵀ I X for a symmetric (6, 6) I and X = (E, r), in straight-line code.
 
@@ -230,7 +230,7 @@ def add_transformed_inertia(E, r, I, out):
 
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def compose_transforms(E2, r2, E1, r1, E_out, r_out):
     """(E_out, r_out) = X2 · X1, where X1: A→B and X2: B→C, so the result maps A→C."""
     for i in range(3):

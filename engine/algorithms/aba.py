@@ -131,7 +131,7 @@ def articulated_inertia_pass(tree, ws, inertia, reduced_diag):
             add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], ws.tmp66, ws.IA[p])
 
 
-@kernel
+@kernel(refcounts=False)
 def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
     """q̈ (nv,) from τ by the three ABA passes; f_ext (n, 6) in link coordinates."""
     joint_pass(tree, q, ws)
@@ -224,7 +224,7 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
                 ai[k] += ws.S[vs + d, k] * qdd[vs + d]
 
 
-@kernel
+@kernel(refcounts=False)
 def aba_flat(ints, floats, work, q, qd, tau, f_ext, qdd):
     """aba_kernel on a FlatModel's buffers (plain arrays: a cheap launch), after the input checks
     (sizes, finite values, unit quaternions); returns False (qdd untouched) when one fails."""
