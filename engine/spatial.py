@@ -56,7 +56,7 @@ def inertia_times(I, v, out):
         out[r] = s
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def copy_inertia(src, i, dst):
     """dst[i] = src[i] for stacks of (6, 6) inertias (explicit loop: no view copies)."""
     for r in range(6):
