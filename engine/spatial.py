@@ -112,6 +112,29 @@ def transform_force_transpose(E, r, f, out):
 
 
 @kernel(inline="llvm", refcounts=False)
+def rotated_block(E, B):
+    """Eᵀ B E as 9 scalars (row-major) for a 3×3 block B (of a spatial inertia: add_transformed_inertia)."""
+    e00, e01, e02 = E[0, 0], E[0, 1], E[0, 2]
+    e10, e11, e12 = E[1, 0], E[1, 1], E[1, 2]
+    e20, e21, e22 = E[2, 0], E[2, 1], E[2, 2]
+    m00, m01, m02 = B[0, 0], B[0, 1], B[0, 2]
+    m10, m11, m12 = B[1, 0], B[1, 1], B[1, 2]
+    m20, m21, m22 = B[2, 0], B[2, 1], B[2, 2]
+    t00 = m00 * e00 + m01 * e10 + m02 * e20
+    t01 = m00 * e01 + m01 * e11 + m02 * e21
+    t02 = m00 * e02 + m01 * e12 + m02 * e22
+    t10 = m10 * e00 + m11 * e10 + m12 * e20
+    t11 = m10 * e01 + m11 * e11 + m12 * e21
+    t12 = m10 * e02 + m11 * e12 + m12 * e22
+    t20 = m20 * e00 + m21 * e10 + m22 * e20
+    t21 = m20 * e01 + m21 * e11 + m22 * e21
+    t22 = m20 * e02 + m21 * e12 + m22 * e22
+    return (e00 * t00 + e10 * t10 + e20 * t20, e00 * t01 + e10 * t11 + e20 * t21, e00 * t02 + e10 * t12 + e20 * t22,
+            e01 * t00 + e11 * t10 + e21 * t20, e01 * t01 + e11 * t11 + e21 * t21, e01 * t02 + e11 * t12 + e21 * t22,
+            e02 * t00 + e12 * t10 + e22 * t20, e02 * t01 + e12 * t11 + e22 * t21, e02 * t02 + e12 * t12 + e22 * t22)
+
+
+@kernel(inline="llvm", refcounts=False)
 def add_transformed_inertia(E, r, I, out):
     """out += Xᵀ I X for a symmetric (6, 6) I and X = (E, r), in straight-line code.
 
@@ -121,67 +144,10 @@ def add_transformed_inertia(E, r, I, out):
     Everything lives in scalars so LLVM keeps it in registers: this is the
     innermost cost of ABA, CRBA and the preconditioners.
     """
-    e00, e01, e02 = E[0, 0], E[0, 1], E[0, 2]
-    e10, e11, e12 = E[1, 0], E[1, 1], E[1, 2]
-    e20, e21, e22 = E[2, 0], E[2, 1], E[2, 2]
     r0, r1, r2 = r[0], r[1], r[2]
-    m00, m01, m02 = I[0, 0], I[0, 1], I[0, 2]
-    m10, m11, m12 = I[1, 0], I[1, 1], I[1, 2]
-    m20, m21, m22 = I[2, 0], I[2, 1], I[2, 2]
-    t00 = m00 * e00 + m01 * e10 + m02 * e20
-    t01 = m00 * e01 + m01 * e11 + m02 * e21
-    t02 = m00 * e02 + m01 * e12 + m02 * e22
-    t10 = m10 * e00 + m11 * e10 + m12 * e20
-    t11 = m10 * e01 + m11 * e11 + m12 * e21
-    t12 = m10 * e02 + m11 * e12 + m12 * e22
-    t20 = m20 * e00 + m21 * e10 + m22 * e20
-    t21 = m20 * e01 + m21 * e11 + m22 * e21
-    t22 = m20 * e02 + m21 * e12 + m22 * e22
-    a00 = e00 * t00 + e10 * t10 + e20 * t20
-    a01 = e00 * t01 + e10 * t11 + e20 * t21
-    a02 = e00 * t02 + e10 * t12 + e20 * t22
-    a11 = e01 * t01 + e11 * t11 + e21 * t21
-    a12 = e01 * t02 + e11 * t12 + e21 * t22
-    a22 = e02 * t02 + e12 * t12 + e22 * t22
-    m00, m01, m02 = I[0, 3], I[0, 4], I[0, 5]
-    m10, m11, m12 = I[1, 3], I[1, 4], I[1, 5]
-    m20, m21, m22 = I[2, 3], I[2, 4], I[2, 5]
-    t00 = m00 * e00 + m01 * e10 + m02 * e20
-    t01 = m00 * e01 + m01 * e11 + m02 * e21
-    t02 = m00 * e02 + m01 * e12 + m02 * e22
-    t10 = m10 * e00 + m11 * e10 + m12 * e20
-    t11 = m10 * e01 + m11 * e11 + m12 * e21
-    t12 = m10 * e02 + m11 * e12 + m12 * e22
-    t20 = m20 * e00 + m21 * e10 + m22 * e20
-    t21 = m20 * e01 + m21 * e11 + m22 * e21
-    t22 = m20 * e02 + m21 * e12 + m22 * e22
-    b00 = e00 * t00 + e10 * t10 + e20 * t20
-    b01 = e00 * t01 + e10 * t11 + e20 * t21
-    b02 = e00 * t02 + e10 * t12 + e20 * t22
-    b10 = e01 * t00 + e11 * t10 + e21 * t20
-    b11 = e01 * t01 + e11 * t11 + e21 * t21
-    b12 = e01 * t02 + e11 * t12 + e21 * t22
-    b20 = e02 * t00 + e12 * t10 + e22 * t20
-    b21 = e02 * t01 + e12 * t11 + e22 * t21
-    b22 = e02 * t02 + e12 * t12 + e22 * t22
-    m00, m01, m02 = I[3, 3], I[3, 4], I[3, 5]
-    m10, m11, m12 = I[4, 3], I[4, 4], I[4, 5]
-    m20, m21, m22 = I[5, 3], I[5, 4], I[5, 5]
-    t00 = m00 * e00 + m01 * e10 + m02 * e20
-    t01 = m00 * e01 + m01 * e11 + m02 * e21
-    t02 = m00 * e02 + m01 * e12 + m02 * e22
-    t10 = m10 * e00 + m11 * e10 + m12 * e20
-    t11 = m10 * e01 + m11 * e11 + m12 * e21
-    t12 = m10 * e02 + m11 * e12 + m12 * e22
-    t20 = m20 * e00 + m21 * e10 + m22 * e20
-    t21 = m20 * e01 + m21 * e11 + m22 * e21
-    t22 = m20 * e02 + m21 * e12 + m22 * e22
-    c00 = e00 * t00 + e10 * t10 + e20 * t20
-    c01 = e00 * t01 + e10 * t11 + e20 * t21
-    c02 = e00 * t02 + e10 * t12 + e20 * t22
-    c11 = e01 * t01 + e11 * t11 + e21 * t21
-    c12 = e01 * t02 + e11 * t12 + e21 * t22
-    c22 = e02 * t02 + e12 * t12 + e22 * t22
+    a00, a01, a02, _, a11, a12, _, _, a22 = rotated_block(E, I[:3, :3])
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = rotated_block(E, I[:3, 3:])
+    c00, c01, c02, _, c11, c12, _, _, c22 = rotated_block(E, I[3:, 3:])
     c10 = c01
     c20 = c02
     c21 = c12
