@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import types
 from pathlib import Path
 
 _DISABLED = os.environ.get("ENGINE_DISABLE_JIT", "").strip().lower() in ("1", "true", "yes", "on")
@@ -77,7 +78,8 @@ if JIT_ENABLED:
 _FASTMATH = {"contract", "arcp", "nsz"}
 
 
-def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_lanes: bool = False):
+def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_lanes: bool = False,
+           refcounts: bool = True):
     """Compile ``fn`` with ``numba.njit(cache=True, fastmath=_FASTMATH)`` when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
@@ -97,6 +99,12 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_
     as first-class function objects, which the engine never does, and costs compile time.
     ``simd_lanes=True`` compiles the kernel (and what it calls) with LLVM's SLP vectorizer, which numba
     leaves off by default: for kernels written in ``algorithms._lanes`` style.
+
+    ``refcounts=False`` compiles without numba's reference counting (``_nrt=False``): no increment and
+    decrement around every array view, argument and tuple of arrays (a ``Workspace`` is 21 of them), which
+    was much of the IR numba builds and LLVM compiles for the ABA path, and a third of a small model's
+    call. Only for kernels that neither allocate nor return arrays (numba refuses to compile an allocation
+    then) and whose views live no longer than the call; every argument is borrowed from the caller.
     """
 
     if inline not in (True, False, "llvm"):
@@ -106,11 +114,36 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_
     def wrap(f):
         if not JIT_ENABLED:
             return f
-        d = _numba.njit(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
-                        no_cfunc_wrapper=True, **inlining)(f)
+        options = dict(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
+                       no_cfunc_wrapper=True, _nrt=refcounts, **inlining)
+        if inline == "llvm":
+            d = _numba.njit(no_cpython_wrapper=True, **options)(f)
+            d.__class__ = _KernelHelper
+            d._twin_options = options
+        else:
+            d = _numba.njit(**options)(f)
         return _with_slp_vectorizer(d) if simd_lanes else d
 
     return wrap if fn is None else wrap(fn)
+
+
+if JIT_ENABLED:
+    class _KernelHelper(_numba.core.registry.CPUDispatcher):
+        """An ``inline="llvm"`` helper: compiled for the kernels that call it without numba's CPython wrapper
+        (the code that unboxes every argument from Python; for a helper that takes a model's grouped arrays
+        it is larger than the helper, and each helper compiled during a first call paid for one). A call
+        from Python (tests, set-up code) goes to a twin compiled with a wrapper on its first such call,
+        cached on disk under its own name."""
+
+        def __call__(self, *args, **kwargs):
+            twin = self.__dict__.get("_python_twin")
+            if twin is None:
+                f = self.py_func
+                g = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+                g.__qualname__ = f.__qualname__ + "__called_from_python"  # its own numba cache file
+                g.__module__, g.__doc__, g.__kwdefaults__ = f.__module__, f.__doc__, f.__kwdefaults__
+                twin = self.__dict__["_python_twin"] = _numba.njit(**self._twin_options)(g)
+            return twin(*args, **kwargs)
 
 
 def _with_slp_vectorizer(dispatcher):

@@ -20,7 +20,7 @@ from ._jit import kernel
 
 
 # ----------------------------------------------------------------- vectors
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def cross_motion(v, m, out):
     """out = v ×ₘ m (spatial motion cross product), all (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -33,7 +33,7 @@ def cross_motion(v, m, out):
     out[5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def cross_force(v, f, out):
     """out = v ×* f (spatial force cross product), all (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -46,7 +46,7 @@ def cross_force(v, f, out):
     out[5] = w0 * f1 - w1 * f0
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def inertia_times(I, v, out):
     """out = I v for a (6, 6) inertia and a (6,) vector."""
     for r in range(6):
@@ -56,7 +56,7 @@ def inertia_times(I, v, out):
         out[r] = s
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def copy_inertia(src, i, dst):
     """dst[i] = src[i] for stacks of (6, 6) inertias (explicit loop: no view copies)."""
     for r in range(6):
@@ -65,7 +65,7 @@ def copy_inertia(src, i, dst):
 
 
 # -------------------------------------------------------------- transforms
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def transform_motion(E, r, m, out):
     """out = X m with X = (E, r): [E ω; E (v − r × ω)]."""
     w0, w1, w2 = m[0], m[1], m[2]
@@ -77,7 +77,7 @@ def transform_motion(E, r, m, out):
         out[3 + k] = E[k, 0] * t0 + E[k, 1] * t1 + E[k, 2] * t2
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def transform_motion_inverse(E, r, m, out):
     """out = X⁻¹ m: [Eᵀ ω; Eᵀ v + r × Eᵀ ω]."""
     w0 = E[0, 0] * m[0] + E[1, 0] * m[1] + E[2, 0] * m[2]
@@ -94,7 +94,7 @@ def transform_motion_inverse(E, r, m, out):
     out[5] = v2 + r[0] * w1 - r[1] * w0
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def transform_force_transpose(E, r, f, out):
     """out = Xᵀ f: carries a force from frame B back to frame A, [Eᵀn + r × Eᵀf; Eᵀf]."""
     n0 = E[0, 0] * f[0] + E[1, 0] * f[1] + E[2, 0] * f[2]
@@ -111,7 +111,30 @@ def transform_force_transpose(E, r, f, out):
     out[5] = g2
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
+def rotated_block(E, B):
+    """Eᵀ B E as 9 scalars (row-major) for a 3×3 block B (of a spatial inertia: add_transformed_inertia)."""
+    e00, e01, e02 = E[0, 0], E[0, 1], E[0, 2]
+    e10, e11, e12 = E[1, 0], E[1, 1], E[1, 2]
+    e20, e21, e22 = E[2, 0], E[2, 1], E[2, 2]
+    m00, m01, m02 = B[0, 0], B[0, 1], B[0, 2]
+    m10, m11, m12 = B[1, 0], B[1, 1], B[1, 2]
+    m20, m21, m22 = B[2, 0], B[2, 1], B[2, 2]
+    t00 = m00 * e00 + m01 * e10 + m02 * e20
+    t01 = m00 * e01 + m01 * e11 + m02 * e21
+    t02 = m00 * e02 + m01 * e12 + m02 * e22
+    t10 = m10 * e00 + m11 * e10 + m12 * e20
+    t11 = m10 * e01 + m11 * e11 + m12 * e21
+    t12 = m10 * e02 + m11 * e12 + m12 * e22
+    t20 = m20 * e00 + m21 * e10 + m22 * e20
+    t21 = m20 * e01 + m21 * e11 + m22 * e21
+    t22 = m20 * e02 + m21 * e12 + m22 * e22
+    return (e00 * t00 + e10 * t10 + e20 * t20, e00 * t01 + e10 * t11 + e20 * t21, e00 * t02 + e10 * t12 + e20 * t22,
+            e01 * t00 + e11 * t10 + e21 * t20, e01 * t01 + e11 * t11 + e21 * t21, e01 * t02 + e11 * t12 + e21 * t22,
+            e02 * t00 + e12 * t10 + e22 * t20, e02 * t01 + e12 * t11 + e22 * t21, e02 * t02 + e12 * t12 + e22 * t22)
+
+
+@kernel(inline="llvm", refcounts=False)
 def add_transformed_inertia(E, r, I, out):
     """out += Xᵀ I X for a symmetric (6, 6) I and X = (E, r), in straight-line code.
 
@@ -121,58 +144,10 @@ def add_transformed_inertia(E, r, I, out):
     Everything lives in scalars so LLVM keeps it in registers: this is the
     innermost cost of ABA, CRBA and the preconditioners.
     """
-    e00, e01, e02 = E[0, 0], E[0, 1], E[0, 2]
-    e10, e11, e12 = E[1, 0], E[1, 1], E[1, 2]
-    e20, e21, e22 = E[2, 0], E[2, 1], E[2, 2]
     r0, r1, r2 = r[0], r[1], r[2]
-    t00 = I[0, 0] * e00 + I[0, 1] * e10 + I[0, 2] * e20
-    t01 = I[0, 0] * e01 + I[0, 1] * e11 + I[0, 2] * e21
-    t02 = I[0, 0] * e02 + I[0, 1] * e12 + I[0, 2] * e22
-    t10 = I[1, 0] * e00 + I[1, 1] * e10 + I[1, 2] * e20
-    t11 = I[1, 0] * e01 + I[1, 1] * e11 + I[1, 2] * e21
-    t12 = I[1, 0] * e02 + I[1, 1] * e12 + I[1, 2] * e22
-    t20 = I[2, 0] * e00 + I[2, 1] * e10 + I[2, 2] * e20
-    t21 = I[2, 0] * e01 + I[2, 1] * e11 + I[2, 2] * e21
-    t22 = I[2, 0] * e02 + I[2, 1] * e12 + I[2, 2] * e22
-    a00 = e00 * t00 + e10 * t10 + e20 * t20
-    a01 = e00 * t01 + e10 * t11 + e20 * t21
-    a02 = e00 * t02 + e10 * t12 + e20 * t22
-    a11 = e01 * t01 + e11 * t11 + e21 * t21
-    a12 = e01 * t02 + e11 * t12 + e21 * t22
-    a22 = e02 * t02 + e12 * t12 + e22 * t22
-    t00 = I[0, 3] * e00 + I[0, 4] * e10 + I[0, 5] * e20
-    t01 = I[0, 3] * e01 + I[0, 4] * e11 + I[0, 5] * e21
-    t02 = I[0, 3] * e02 + I[0, 4] * e12 + I[0, 5] * e22
-    t10 = I[1, 3] * e00 + I[1, 4] * e10 + I[1, 5] * e20
-    t11 = I[1, 3] * e01 + I[1, 4] * e11 + I[1, 5] * e21
-    t12 = I[1, 3] * e02 + I[1, 4] * e12 + I[1, 5] * e22
-    t20 = I[2, 3] * e00 + I[2, 4] * e10 + I[2, 5] * e20
-    t21 = I[2, 3] * e01 + I[2, 4] * e11 + I[2, 5] * e21
-    t22 = I[2, 3] * e02 + I[2, 4] * e12 + I[2, 5] * e22
-    b00 = e00 * t00 + e10 * t10 + e20 * t20
-    b01 = e00 * t01 + e10 * t11 + e20 * t21
-    b02 = e00 * t02 + e10 * t12 + e20 * t22
-    b10 = e01 * t00 + e11 * t10 + e21 * t20
-    b11 = e01 * t01 + e11 * t11 + e21 * t21
-    b12 = e01 * t02 + e11 * t12 + e21 * t22
-    b20 = e02 * t00 + e12 * t10 + e22 * t20
-    b21 = e02 * t01 + e12 * t11 + e22 * t21
-    b22 = e02 * t02 + e12 * t12 + e22 * t22
-    t00 = I[3, 3] * e00 + I[3, 4] * e10 + I[3, 5] * e20
-    t01 = I[3, 3] * e01 + I[3, 4] * e11 + I[3, 5] * e21
-    t02 = I[3, 3] * e02 + I[3, 4] * e12 + I[3, 5] * e22
-    t10 = I[4, 3] * e00 + I[4, 4] * e10 + I[4, 5] * e20
-    t11 = I[4, 3] * e01 + I[4, 4] * e11 + I[4, 5] * e21
-    t12 = I[4, 3] * e02 + I[4, 4] * e12 + I[4, 5] * e22
-    t20 = I[5, 3] * e00 + I[5, 4] * e10 + I[5, 5] * e20
-    t21 = I[5, 3] * e01 + I[5, 4] * e11 + I[5, 5] * e21
-    t22 = I[5, 3] * e02 + I[5, 4] * e12 + I[5, 5] * e22
-    c00 = e00 * t00 + e10 * t10 + e20 * t20
-    c01 = e00 * t01 + e10 * t11 + e20 * t21
-    c02 = e00 * t02 + e10 * t12 + e20 * t22
-    c11 = e01 * t01 + e11 * t11 + e21 * t21
-    c12 = e01 * t02 + e11 * t12 + e21 * t22
-    c22 = e02 * t02 + e12 * t12 + e22 * t22
+    a00, a01, a02, _, a11, a12, _, _, a22 = rotated_block(E, I[:3, :3])
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = rotated_block(E, I[:3, 3:])
+    c00, c01, c02, _, c11, c12, _, _, c22 = rotated_block(E, I[3:, 3:])
     c10 = c01
     c20 = c02
     c21 = c12
@@ -230,7 +205,7 @@ def add_transformed_inertia(E, r, I, out):
 
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def compose_transforms(E2, r2, E1, r1, E_out, r_out):
     """(E_out, r_out) = X2 · X1, where X1: A→B and X2: B→C, so the result maps A→C."""
     for i in range(3):

@@ -119,6 +119,8 @@ def run_aba():
 
     import engine
 
+    print(f"engine from {Path(engine.__file__).parent}", file=sys.stderr)
+
     model = engine.random_tree(20, branching="binary", seed=1, floating_base=True)
     q, qd = engine.random_configuration(model, np.random.default_rng(0))
     engine.aba(model, q, qd, tau=np.zeros(model.nv))
@@ -158,12 +160,15 @@ def main(argv=None) -> int:
     ap.add_argument("--scene", default="BRIDGE", choices=["BRIDGE", "UMBRELLA", "TREE", "CHAIN"],
                     help="the demo scene the 'bridge' case bakes (default: the README bridge)")
     ap.add_argument("--cache", help="NUMBA_CACHE_DIR to use (default: a new empty one)")
+    ap.add_argument("--root", type=Path, default=ROOT,
+                    help="checkout whose engine is imported (default: this one), e.g. a worktree of an older "
+                         "commit, to measure a baseline the same way")
     args = ap.parse_args(argv)
     if "numba" in sys.modules:
         raise SystemExit("numba is already imported: run this script as its own process")
     cache = args.cache or tempfile.mkdtemp(prefix="numba_cold_")
     os.environ["NUMBA_CACHE_DIR"] = cache
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(args.root.resolve()))
     try:
         t0 = time.perf_counter()
         import numba  # noqa: F401  (after NUMBA_CACHE_DIR is set)

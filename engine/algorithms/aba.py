@@ -18,7 +18,7 @@ from .dense import invert_spd_block
 from .kinematics import joint_pass, velocity_pass
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def project_joint(tree, i, ws, reduced_diag):
     """U = IA_i Sᵢ (rows), D⁻¹ = (Sᵢᵀ IA_i Sᵢ + diag(reduced_diag_i))⁻¹ for body i; returns nv_i.
 
@@ -42,7 +42,7 @@ def project_joint(tree, i, ws, reduced_diag):
     return nv
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def articulated_child_inertia(tree, i, ws, Ia):
     """Ia = IA_i − U D⁻¹ Uᵀ, the articulated inertia body i hands to its parent."""
     nv = tree.joint_nv[i]
@@ -61,7 +61,7 @@ def articulated_child_inertia(tree, i, ws, Ia):
                         Ia[r, c] -= ur * ws.U[vs + e, c]
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def revolute_inward_step(tree, i, ws, tau, Ia, pa, tmp6):
     """The inward ABA step of body i on a revolute joint (S = [axis; 0], so U = IA S takes three
     columns and D is a scalar): U, D⁻¹, u, and the articulated inertia and bias force handed to the
@@ -131,7 +131,7 @@ def articulated_inertia_pass(tree, ws, inertia, reduced_diag):
             add_transformed_inertia(ws.Xup_E[i], ws.Xup_r[i], ws.tmp66, ws.IA[p])
 
 
-@kernel
+@kernel(inline=True, refcounts=False)
 def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
     """q̈ (nv,) from τ by the three ABA passes; f_ext (n, 6) in link coordinates."""
     joint_pass(tree, q, ws)
@@ -224,7 +224,7 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
                 ai[k] += ws.S[vs + d, k] * qdd[vs + d]
 
 
-@kernel
+@kernel(refcounts=False)
 def aba_flat(ints, floats, work, q, qd, tau, f_ext, qdd):
     """aba_kernel on a FlatModel's buffers (plain arrays: a cheap launch), after the input checks
     (sizes, finite values, unit quaternions); returns False (qdd untouched) when one fails."""

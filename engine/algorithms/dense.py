@@ -9,7 +9,7 @@ import scipy.linalg
 from .._jit import kernel
 
 
-@kernel(inline=True)
+@kernel(inline="llvm", refcounts=False)
 def invert_spd_block(D, nv, out):
     """out[:nv, :nv] = D[:nv, :nv]⁻¹ for a small SPD block (Cholesky, nv ≤ 6).
 

@@ -16,7 +16,7 @@ from ..spatial import compose_transforms, cross_motion, transform_motion
 from ._checks import as_q, as_v
 
 
-@kernel
+@kernel(refcounts=False)
 def joint_pass(tree, q, ws):
     """Xup_i = X_J(q_i) · X_tree,i and S rows for every body (outward order irrelevant)."""
     n = tree.parent.shape[0]
@@ -38,7 +38,7 @@ def joint_pass(tree, q, ws):
             joint_motion_subspace(jt, tree.joint_axis[i], q, tree.q_start[i], ws.S, tree.v_start[i])
 
 
-@kernel
+@kernel(refcounts=False)
 def velocity_pass(tree, q, qd, ws):
     """v_i = Xup v_λ + S q̇_i and c_i = c_J + v_i × v_J (needs joint_pass first)."""
     n = tree.parent.shape[0]
