@@ -2,16 +2,19 @@
 
 Short trial runs of solver × substep count over the first part of the motion, each judged by :func:`judge`
 on what the run did (divergence, energy growth, loop-closure error, PCG convergence) and timed in CPU seconds
-per frame. Each kind of step (the stepper behind a solver: explicit; pcg/direct/dense share the RedMax step
-and differ in the linear solve) is first probed for two frames at one substep (the first pays the setup, the
-second is timed); then the setting predicted to be cheapest is tried next, costs are taken from the later half
-of a trial (the start of a motion can cost more than the rest), and the search stops as soon as no remaining
-setting is predicted to cost less than the cheapest stable one found / ADVANTAGE. A setting found unstable
-rules out the same solver (and solvers taking the same steps) with fewer substeps; a stable one rules out
-more. A solver sharing a probed solver's step is probed only when, with a free linear solve (the step less
-its measured solve time, ``StepStats.solve_seconds``), it could be PROBE_ADVANTAGE× cheaper than the best
-found and the probe keeps the advisor within PROBE_BUDGET of the bake. Nothing here knows which solver is
-better where: the numbers decide (so a change of a solver changes the advice with it).
+per frame. One kind of step (the stepper behind a solver: explicit; pcg/direct/dense share the RedMax step and
+differ in the linear solve) is probed first for two frames at one substep (the first pays the setup, the second
+is timed): the RedMax step, linearly implicit and so stable over the widest range of steps. Then the setting
+predicted to be cheapest is tried next, costs are taken from the later half of a trial (the start of a motion
+can cost more than the rest), and the search stops as soon as no remaining setting is predicted to cost less
+than the cheapest stable one found / ADVANTAGE. A setting found unstable rules out the same solver (and solvers
+taking the same steps) with fewer substeps; a stable one rules out more. A solver sharing a probed solver's
+step is probed only when, with a free linear solve (the step less its measured solve time,
+``StepStats.solve_seconds``), it could be PROBE_ADVANTAGE× cheaper than the best found and the probe keeps the
+advisor within PROBE_BUDGET of the bake; another kind of step (explicit), whose cost nothing bounds before it
+is probed, only within that budget or when nothing is stable. Trials run MIN_TRIAL_FRAMES frames at least, up
+to trial_frames within the same budget. Nothing here knows which solver is better where: the numbers decide
+(so a change of a solver changes the advice with it), and every setting left out is named with the reason.
 
 The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
 advisor's verdicts and the sweep's are the same test over different lengths.
@@ -117,7 +120,8 @@ class Advisor:
 
     scene: an engine Scene (not modified). solvers: the choices (default: explicit, pcg, direct, and
     dense up to DENSE_MAX_DOFS dofs). substeps: the ladder of steps per frame. trial_frames: frames
-    each candidate runs (default 2.5 % of the bake, at least 7). options: Simulator options, or a
+    each candidate runs (default 2.5 % of the bake, at least 7; past MIN_TRIAL_FRAMES only within
+    PROBE_BUDGET of the bake). options: Simulator options, or a
     callable dt -> options (the add-on's contact margin grows with the step).
     Drive it with ``for fraction, message in advisor.steps(): ...`` (UI progress), or ``advisor.run()``.
     """
@@ -427,7 +431,7 @@ class Advisor:
                 if r.stable and (full or (r.frames >= self.min_trial_frames and not self._affordable(r, best))):
                     trial.check_energy()  # a trial always ends on an energy check
                     r.complete = True
-                    if not full:  # shortest trial: the budget is spent (the costs the bake pays once weigh most)
+                    if not full:  # ended before trial_frames: one more frame would pass the budget
                         self.shortened[(solver, s)] = self._spent() / self._bake(r if best is None else min(
                             r, best, key=lambda x: x.steady_seconds_per_frame))
                 if best is not None and r.timed_steps and self._slower(r, best):
