@@ -12,8 +12,7 @@ taking the same steps) with fewer substeps; a stable one rules out more. A solve
 step is probed only when, with a free linear solve (the step less its measured solve time,
 ``StepStats.solve_seconds``), it could be PROBE_ADVANTAGE× cheaper than the best found and the probe keeps the
 advisor within PROBE_BUDGET of the bake; another kind of step (explicit), whose cost nothing bounds before it
-is probed, only within that budget or when nothing is stable. Trials run MIN_TRIAL_FRAMES frames at least, up
-to trial_frames within the same budget. Nothing here knows which solver is better where: the numbers decide
+is probed, only within that budget or when nothing is stable. Nothing here knows which solver is better where: the numbers decide
 (so a change of a solver changes the advice with it), and every setting left out is named with the reason.
 
 The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
@@ -48,10 +47,8 @@ PROBE_BUDGET = 0.03  # ... and only while the advisor's CPU time, that probe inc
 #                      so far: construction and first step), stays within this fraction of the bake it predicts: what
 #                      such a probe can save is bounded, and the advisor's cost must stay a small part of the bake. The
 #                      same budget decides whether a kind of step not probed yet (explicit, after the RedMax step) is
-#                      probed once a setting is stable, and whether a trial runs past MIN_TRIAL_FRAMES
-MIN_TRIAL_FRAMES = 7  # the shortest trial that may pick a setting; a longer one (trial_frames, 2.5 % of a long bake)
-#                      runs past it only while the advisor stays within PROBE_BUDGET. Not fewer: a chain's growing mode
-#                      can show only after 5 frames (tests/test_advise.py), and a pick must hold over the whole bake
+#                      probed once a setting is stable. (Trials are not shortened to fit it: a chain's growing mode can
+#                      show only at frame 5, tests/test_advise.py, and a pick must hold over the whole bake.)
 SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
@@ -120,8 +117,7 @@ class Advisor:
 
     scene: an engine Scene (not modified). solvers: the choices (default: explicit, pcg, direct, and
     dense up to DENSE_MAX_DOFS dofs). substeps: the ladder of steps per frame. trial_frames: frames
-    each candidate runs (default 2.5 % of the bake, at least 7; past MIN_TRIAL_FRAMES only within
-    PROBE_BUDGET of the bake). options: Simulator options, or a
+    each candidate runs (default 2.5 % of the bake, at least 7). options: Simulator options, or a
     callable dt -> options (the add-on's contact margin grows with the step).
     Drive it with ``for fraction, message in advisor.steps(): ...`` (UI progress), or ``advisor.run()``.
     """
@@ -145,7 +141,6 @@ class Advisor:
             raise ValueError(f"substeps must be positive integers, got {list(substeps)}")
         self.trial_frames = int(trial_frames) if trial_frames else max(7, math.ceil(0.025 * self.frames))
         self.trial_frames = min(self.trial_frames, self.frames - 1)
-        self.min_trial_frames = min(MIN_TRIAL_FRAMES, self.trial_frames)
         self.trials: dict = {}  # (solver, substeps) -> Trial
         self.order: list = []  # keys in the order first tried
         self.not_applicable: dict = {}  # solver -> reason
@@ -154,7 +149,6 @@ class Advisor:
         self.same_steps: dict = {}  # solver -> (solver it steps like, largest state difference, cost ratio)
         self.deferred: dict = {}  # solver not probed yet -> the probed solver whose stepper it shares (_family), or
         #                           None: a kind of step not probed yet (probed once within budget, see _candidates)
-        self.shortened: dict = {}  # (solver, substeps) -> advisor CPU s / predicted bake when its trial was ended early
         self._start_energy = None
         self._features = _features(scene)  # (once: a handful of array scans)
         self._group_cache = (-1, {})
@@ -348,11 +342,6 @@ class Advisor:
         """CPU s of the bake ``run``'s setting predicts (its steady cost per frame over the bake's frames)."""
         return run.steady_seconds_per_frame * (self.frames - 1)
 
-    def _affordable(self, run, best) -> bool:
-        """Whether one more frame of ``run``'s trial keeps the advisor within PROBE_BUDGET of the bake it predicts
-        (the cheaper of ``run``'s and ``best``'s)."""
-        bake = min(self._bake(run), self._bake(best)) if best is not None else self._bake(run)
-        return self._spent() + run.steady_seconds_per_frame <= PROBE_BUDGET * bake
 
     def warm_up(self):
         """Generator: one untimed step of each solver on the scene, once per process
@@ -427,13 +416,9 @@ class Advisor:
             r = trial.run
             while r.stable and not r.complete:
                 trial.advance(1)
-                full = r.frames >= self.trial_frames
-                if r.stable and (full or (r.frames >= self.min_trial_frames and not self._affordable(r, best))):
+                if r.stable and r.frames >= self.trial_frames:
                     trial.check_energy()  # a trial always ends on an energy check
                     r.complete = True
-                    if not full:  # ended before trial_frames: one more frame would pass the budget
-                        self.shortened[(solver, s)] = self._spent() / self._bake(r if best is None else min(
-                            r, best, key=lambda x: x.steady_seconds_per_frame))
                 if best is not None and r.timed_steps and self._slower(r, best):
                     self.abandoned.add((solver, s))  # measured slower than a stable pick: no need to finish
                     break
@@ -454,10 +439,6 @@ class Advisor:
         runs = [self.trials[k].run for k in self.order]
         tried = set(self.trials)
         reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.fps, self.ladder, tried, self.same_steps)
-        if pick is not None and (pick.solver, pick.substeps) in self.shortened:
-            reasons.insert(1, f"its trial ended after {pick.frames} of {self.trial_frames} frames: the advisor had used "
-                              f"{100 * self.shortened[(pick.solver, pick.substeps)]:.1f} % of the bake it predicts "
-                              f"(budget {100 * PROBE_BUDGET:g} %; at least {self.min_trial_frames} frames are run)")
         for solver, mate in self.deferred.items():  # never probed
             if mate is None:  # another kind of step: nothing bounds its cost without a probe
                 if pick is not None:

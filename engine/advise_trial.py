@@ -53,8 +53,7 @@ class Run:
     constraint_error: float = 0.0
     verdict: str = "stable"
     detail: str = ""
-    complete: bool = False  # the advisor's trial of this setting ran its course (its full length, or the advisor's
-    #                         budget ended it after the shortest trial): its verdict and cost may pick it
+    complete: bool = False  # the advisor's trial of this setting ran its full length: its verdict and cost may pick it
 
     @property
     def stable(self) -> bool:

@@ -158,18 +158,6 @@ def test_the_redmax_step_is_probed_first_and_another_kind_of_step_only_within_th
     assert not any(line.startswith("explicit: not probed") for line in long.reasons)
 
 
-def test_a_trial_runs_past_the_shortest_length_only_within_the_budget():
-    """Asked for trials of most of the bake, the advisor stops each at MIN_TRIAL_FRAMES or later once its time
-    passes PROBE_BUDGET of the bake, and says so; the pick's trial is complete and stable."""
-    from engine.advise import MIN_TRIAL_FRAMES
-
-    advice = Advisor(scenes.hanging_chain(8), fps=30, frames=400, trial_frames=300, solvers=["pcg"]).run()
-    pick = advice.pick
-    assert pick is not None and pick.complete and pick.stable
-    assert MIN_TRIAL_FRAMES <= pick.frames < 300
-    assert any(line.startswith(f"its trial ended after {pick.frames} of 300 frames") for line in advice.reasons)
-
-
 def test_another_kind_of_step_is_probed_when_nothing_is_stable():
     """PCG unstable at the only substep count offered: explicit, held back by the budget otherwise, is probed."""
     advice = Advisor(scenes.chain(10), fps=FPS, frames=FRAMES, substeps=[1], solvers=["pcg", "explicit"],
