@@ -141,8 +141,8 @@ class Trial:
         self._seen = self._its_sum = 0
         self.first_state = None  # (q, q̇) concatenated after the first frame: how this solver steps (see Advisor)
         self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
-        # lazy_kinetic: the kinetic energy (for the scale) only when the rise would fail against the scale known
-        # so far; a smaller scale only makes the verdict stricter, never wrongly stable (the advisor's trials)
+        # lazy_kinetic: the kinetic energies (for the scale) only once the energy has risen at all: with no rise the
+        # verdict and the printed rise (0 %) do not depend on the scale (the advisor's trials)
         self.lazy_kinetic = bool(lazy_kinetic)
         # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable; with
         # lazy_kinetic the kinetic part waits (None) until a verdict needs it
@@ -227,7 +227,8 @@ class Trial:
         self._emin = min(self._emin, e)
         r.energy_rise = max(r.energy_rise, e - self._e0)
         r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
-        if not self.lazy_kinetic or r.energy_rise > ENERGY_RISE * r.energy_scale:
+        # lazily: only once the energy rose past round-off, so that a rise is always told against the whole scale
+        if not self.lazy_kinetic or r.energy_rise > self._floor:
             if not self._ke0_known:  # the start's kinetic energy, left out so far (lazy_kinetic)
                 self._kemax = max(self._kemax, self._kinetic(self.sim.scene.q0, self.sim.scene.qd0))
                 self._ke0_known = True
