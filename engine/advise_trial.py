@@ -223,7 +223,9 @@ class Trial:
 
     def _measure_energy(self):
         r, sim = self.run, self.sim
-        e = sim.energy()
+        e = sim.step_energy()  # free when the step's energy guard has it (its E(q⁺, q̇⁺)), else computed
+        if e is None:
+            e = sim.energy()
         self._emin = min(self._emin, e)
         r.energy_rise = max(r.energy_rise, e - self._e0)
         r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor

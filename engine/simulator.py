@@ -151,3 +151,10 @@ class Simulator:
         point-force potentials for the explicit and RedMax solvers)."""
         s = self.state
         return self._stepper.energy(s, self.scene.control(s.t))
+
+    def step_energy(self) -> float | None:
+        """``energy()`` as the last step already computed it for its energy guard (J): RedMax on scenes without
+        closures, contact and limits (``energy_guard=True``, the default), free; equal to ``energy()`` to
+        round-off. None when it did not (another solver, no guard, no step yet, the state or control changed)."""
+        s, stepper = self.state, self._stepper
+        return stepper.step_energy(s, self.scene.control(s.t)) if hasattr(stepper, "step_energy") else None
