@@ -160,10 +160,12 @@ class Advisor:
     def _trial(self, solver, s) -> Trial:
         key = (solver, s)
         if key not in self.trials:
+            if self._start_energy is None:  # the first trial's, taken at its first step
+                self._start_energy = next((t.start_energy for t in self.trials.values() if t.start_energy), None)
             self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY,
                                      lazy_kinetic=True,
                                      start_energy=self._start_energy)
-            self._start_energy = self.trials[key].start_energy
+            self._start_energy = self.trials[key].start_energy  # (None until its first step: see Trial)
             self.order.append(key)
         return self.trials[key]
 

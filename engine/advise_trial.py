@@ -145,9 +145,15 @@ class Trial:
         # verdict and the printed rise (0 %) do not depend on the scale (the advisor's trials)
         self.lazy_kinetic = bool(lazy_kinetic)
         # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable; with
-        # lazy_kinetic the kinetic part waits (None) until a verdict needs it
-        if start_energy is None:
-            start_energy = (self.sim.energy(), None if self.lazy_kinetic else self._kinetic(scene.q0, scene.qd0))
+        # lazy_kinetic the kinetic part waits (None) until a verdict needs it, and the total is taken after the first
+        # step, from the step itself where it has it (Simulator.step_energy): start_energy stays None until then
+        self.start_energy = None
+        if start_energy is None and not self.lazy_kinetic:
+            start_energy = (self.sim.energy(), self._kinetic(scene.q0, scene.qd0))
+        if start_energy is not None:
+            self._set_start(start_energy)
+
+    def _set_start(self, start_energy):
         self.start_energy = start_energy
         self._e0, ke0 = start_energy
         self._kemax = 0.0 if ke0 is None else ke0
@@ -168,11 +174,16 @@ class Trial:
             wt, s0, n = w0, stats.solve_seconds, r.substeps
             try:
                 if r.steps == 0:  # the first step pays compilation / first factorization: kept apart
+                    start = sim.state
                     sim.step(1)
                     c1 = clock()
                     r.first_step_seconds = c1 - c0
                     wt = wall()
                     r.first_solve_share = (stats.solve_seconds - s0) / max(wt - w0, 1e-12)
+                    if self.start_energy is None:  # (outside the timed parts)
+                        e = sim.step_energy(start=True)
+                        self._set_start((sim.energy(start) if e is None else e, None))
+                        c1, wt = clock(), wall()
                     c0, s0, n = c1, stats.solve_seconds, n - 1
                 if n:
                     sim.step(n)
