@@ -134,7 +134,7 @@ class Trial:
         opts = options(self.dt) if callable(options) else dict(options or {})
         opts.setdefault("on_unconverged", "ignore")  # counted in stats.unconverged_steps and judged here, not warned
         c0 = time.process_time()
-        self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
+        self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy, step_energy)
         self.model = scene.model
         self.run = Run(solver, int(substeps), self.dt, setup_seconds=time.process_time() - c0)
         self.passive = not scene.controllers
