@@ -184,10 +184,42 @@ def compiled_for(fn, args):
     """Kernel ``fn``'s compiled entry point for the types of ``args`` (compiled, or loaded from numba's
     cache, now). Calling it skips numba's typing of every argument on every call — several µs for the
     grouped model arrays, more than a small model's whole RedMax step — so the caller must pass
-    arguments of exactly these types (dtype, ndim, layout) each time. Without numba: ``fn`` itself."""
+    arguments of exactly these types (dtype, ndim, layout) each time. Without numba: ``fn`` itself.
+
+    The entry point is remembered per ``fn`` and argument key (``_type_key``): numba's ``typeof`` of the
+    ≈ 25 arguments of the one-call step (namedtuples of arrays) took ≈ 0.35 ms, more than a small bake's
+    first step, for every new Simulator (RL environments, sweeps, the settings advisor's trials)."""
     if not JIT_ENABLED:
         return fn
-    return fn.compile(tuple(_numba.typeof(a) for a in args))
+    key = (fn, tuple(_type_key(a) for a in args))
+    entry = _ENTRY_POINTS.get(key)
+    if entry is None:
+        entry = _ENTRY_POINTS[key] = fn.compile(tuple(_numba.typeof(a) for a in args))
+    return entry
+
+
+import numpy as np  # noqa: E402 (here, not at the top: kept apart from the kernel decorator's imports)
+
+_ENTRY_POINTS: dict = {}  # (kernel, argument keys) -> compiled entry point (compiled_for)
+
+
+def _type_key(a):
+    """A hashable key that determines numba's type of ``a``: equal keys, equal ``numba.typeof``. A plain
+    ndarray of a simple dtype by dtype, ndim, contiguity (C and F flags: numba's layout), writeability
+    (numba's readonly arrays) and alignment; a tuple (a namedtuple too) by its class and its members' keys;
+    a Python bool, float or int by class (an int also by its bit length: numba types it int64 or uint64
+    by value); anything else by its numba type itself (exact, at typeof's cost)."""
+    t = type(a)
+    if t is np.ndarray and a.dtype.fields is None and not a.dtype.hasobject:
+        f = a.flags
+        return (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if isinstance(a, tuple):
+        return (t, tuple(_type_key(x) for x in a))
+    if t is bool or t is float:
+        return t
+    if t is int:
+        return (t, a.bit_length() < 32, a.bit_length() < 64, a >= 0)
+    return ("numba", _numba.typeof(a))
 
 
 def _contiguous_view_python(buf, offset, shape):

@@ -2,16 +2,18 @@
 
 Short trial runs of solver × substep count over the first part of the motion, each judged by :func:`judge`
 on what the run did (divergence, energy growth, loop-closure error, PCG convergence) and timed in CPU seconds
-per frame. Each kind of step (the stepper behind a solver: explicit; pcg/direct/dense share the RedMax step
-and differ in the linear solve) is first probed for two frames at one substep (the first pays the setup, the
-second is timed); then the setting predicted to be cheapest is tried next, costs are taken from the later half
-of a trial (the start of a motion can cost more than the rest), and the search stops as soon as no remaining
-setting is predicted to cost less than the cheapest stable one found / ADVANTAGE. A setting found unstable
-rules out the same solver (and solvers taking the same steps) with fewer substeps; a stable one rules out
-more. A solver sharing a probed solver's step is probed only when, with a free linear solve (the step less
-its measured solve time, ``StepStats.solve_seconds``), it could be PROBE_ADVANTAGE× cheaper than the best
-found and the probe keeps the advisor within PROBE_BUDGET of the bake. Nothing here knows which solver is
-better where: the numbers decide (so a change of a solver changes the advice with it).
+per frame. One kind of step (the stepper behind a solver: explicit; pcg/direct/dense share the RedMax step and
+differ in the linear solve) is probed first for two frames at one substep (the first pays the setup, the second
+is timed): the RedMax step, linearly implicit and so stable over the widest range of steps. Then the setting
+predicted to be cheapest is tried next, costs are taken from the later half of a trial (the start of a motion
+can cost more than the rest), and the search stops as soon as no remaining setting is predicted to cost less
+than the cheapest stable one found / ADVANTAGE. A setting found unstable rules out the same solver (and solvers
+taking the same steps) with fewer substeps; a stable one rules out more. A solver sharing a probed solver's
+step is probed only when, with a free linear solve (the step less its measured solve time,
+``StepStats.solve_seconds``), it could be PROBE_ADVANTAGE× cheaper than the best found and the probe keeps the
+advisor within PROBE_BUDGET of the bake; another kind of step (explicit), whose cost nothing bounds before it
+is probed, only within that budget or when nothing is stable. Nothing here knows which solver is better where: the numbers decide
+(so a change of a solver changes the advice with it), and every setting left out is named with the reason.
 
 The same :class:`Run` and :func:`judge` are used by ``engine sweep`` cells over a whole bake, so the
 advisor's verdicts and the sweep's are the same test over different lengths.
@@ -41,9 +43,12 @@ SAME_STATE = 1e-6  # relative state difference below which two solvers' probes t
 PROBE_ADVANTAGE = 1.5  # a solver sharing a probed solver's step (pcg, direct, dense: one RedMax step, three linear
 #                        solves) is probed only if, with its linear solve free, it could be this many times cheaper
 #                        than the best stable setting: short of that the pick is within 1.5× of it whatever it costs
-PROBE_BUDGET = 0.04  # ... and only while the advisor's CPU time, that probe included (estimated as the costliest probe
+PROBE_BUDGET = 0.03  # ... and only while the advisor's CPU time, that probe included (estimated as the costliest probe
 #                      so far: construction and first step), stays within this fraction of the bake it predicts: what
-#                      such a probe can save is bounded, and the advisor's cost must stay a small part of the bake
+#                      such a probe can save is bounded, and the advisor's cost must stay a small part of the bake. The
+#                      same budget decides whether a kind of step not probed yet (explicit, after the RedMax step) is
+#                      probed once a setting is stable. (Trials are not shortened to fit it: a chain's growing mode can
+#                      show only at frame 5, tests/test_advise.py, and a pick must hold over the whole bake.)
 SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
@@ -142,8 +147,11 @@ class Advisor:
         self.skipped: list = []
         self.abandoned: set = set()  # (solver, substeps) trials stopped once measured slower than the pick
         self.same_steps: dict = {}  # solver -> (solver it steps like, largest state difference, cost ratio)
-        self.deferred: dict = {}  # solver not probed yet -> the probed solver whose stepper it shares (_family)
+        self.deferred: dict = {}  # solver not probed yet -> the probed solver whose stepper it shares (_family), or
+        #                           None: a kind of step not probed yet (probed once within budget, see _candidates)
         self._start_energy = None
+        self._features = _features(scene)  # (once: a handful of array scans)
+        self._group_cache = (-1, {})
         self.warmup_seconds = 0.0
         self.advice: Advice | None = None
         self._search_start = time.process_time()
@@ -152,10 +160,12 @@ class Advisor:
     def _trial(self, solver, s) -> Trial:
         key = (solver, s)
         if key not in self.trials:
+            if self._start_energy is None:  # the first trial's, taken at its first step
+                self._start_energy = next((t.start_energy for t in self.trials.values() if t.start_energy), None)
             self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY,
                                      lazy_kinetic=True,
                                      start_energy=self._start_energy)
-            self._start_energy = self.trials[key].start_energy
+            self._start_energy = self.trials[key].start_energy  # (None until its first step: see Trial)
             self.order.append(key)
         return self.trials[key]
 
@@ -179,7 +189,7 @@ class Advisor:
     def _probe(self, solver, frames=PROBE_FRAMES) -> bool:
         """``frames`` frames of ``solver`` at the first substep count (False: not applicable, and why noted)."""
         self.deferred.pop(solver, None)
-        refused = _REFUSED.get((solver, _features(self.scene)))
+        refused = _REFUSED.get((solver, self._features))
         try:
             if refused is not None:  # as the warm-up found: the Simulator refuses this kind of scene
                 raise ValueError(refused)
@@ -211,7 +221,7 @@ class Advisor:
         return min(warm) / self._setup_factor() if warm else 0.0
 
     def _best(self):
-        done = [t.run for t in self.trials.values() if t.run.stable and t.run.frames >= self.trial_frames]
+        done = [t.run for t in self.trials.values() if t.run.stable and t.run.complete]
         return min(done, key=lambda r: r.steady_seconds_per_frame, default=None)
 
     @staticmethod
@@ -220,6 +230,12 @@ class Advisor:
         over the later half of two or more (a start that costs more, e.g. PCG's early iterations, can settle)."""
         ratio = run.steady_seconds_per_frame / best.steady_seconds_per_frame
         return ratio >= 2.0 or (ratio >= 1.0 and len(run.frame_costs) >= 2)
+
+    def _group(self) -> dict:
+        """solver -> the solver whose steps it takes (itself unless ``same_steps`` found otherwise)."""
+        if self._group_cache[0] != len(self.same_steps):  # same_steps only grows
+            self._group_cache = (len(self.same_steps), {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers})
+        return self._group_cache[1]
 
     def _worst_unstable(self, solver, group) -> int:
         """The most substeps at which ``solver`` or a solver taking the same steps (``group``: solver -> whose
@@ -232,10 +248,10 @@ class Advisor:
         """(least CPU s per frame, solve share) ``solver`` (not probed yet) could cost: the shared part of its
         step (``_shared_floor``) at the fewest substeps its stepper-mate is not known unstable at; None before the
         mate is timed, or when the mate is unstable at every substep count."""
-        floor = self._shared_floor(solver)
+        floor = self._shared_floor(solver) if self.deferred.get(solver) is not None else None
         if floor is None:
             return None
-        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}
+        group = dict(self._group())
         group[solver] = group[self.deferred[solver]]  # as if it takes its mate's steps (checked once probed)
         fewest = [s for s in self.ladder if s > self._worst_unstable(solver, group)]
         return (fewest[0] * floor[0], floor[1]) if fewest else None
@@ -266,23 +282,30 @@ class Advisor:
         unstable at — once that is PROBE_ADVANTAGE× below ``best``, or when its stepper-mate gave no
         measure and has nothing left to try."""
         out = []
-        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}  # solver -> whose steps it takes
+        group = self._group()
         for solver in self.solvers:
             if solver in self.not_applicable or solver in self.deferred:
                 continue
             worst_unstable = self._worst_unstable(solver, group)
             best_stable = min((s for (sv, s), t in self.trials.items()
-                               if sv == solver and t.run.stable and t.run.frames >= self.trial_frames), default=math.inf)
+                               if sv == solver and t.run.stable and t.run.complete), default=math.inf)
             slower = min((s for (sv, s) in self.abandoned if sv == solver), default=math.inf)
             c = self._cost_per_step(solver)
             out += [(s * c, solver, s) for s in self.ladder if worst_unstable < s < min(best_stable, slower)]
+        budget = {}  # probe frames -> within budget (asked once per call: it reads the CPU clock)
         for solver, mate in self.deferred.items():
+            if mate is None:  # a kind of step not probed yet: nothing bounds its cost, so probed while affordable
+                if best is not None and budget.setdefault(PROBE_FRAMES, self._within_budget(best, PROBE_FRAMES)):
+                    out.append((0.0, solver, self.ladder[0]))
+                continue
             if self._shared_floor(solver) is None:
                 if not any(sv == mate for _, sv, _ in out):
                     out.append((0.0, solver, self.ladder[0]))
                 continue
-            bound = self._deferred_bound(solver) if best is not None else None
-            if bound and bound[0] * PROBE_ADVANTAGE < best.steady_seconds_per_frame and self._within_budget(best):
+            if best is None or not budget.setdefault(1, self._within_budget(best)):
+                continue
+            bound = self._deferred_bound(solver)
+            if bound and bound[0] * PROBE_ADVANTAGE < best.steady_seconds_per_frame:
                 out.append((bound[0], solver, self.ladder[0]))
         return sorted(out)
 
@@ -292,7 +315,7 @@ class Advisor:
         for p, sv, ss in cands:
             t = self.trials.get((sv, ss))
             if (t is not None and sv not in self.deferred and t.run.stable and len(t.run.frame_costs) == 1
-                    and t.run.frames < self.trial_frames and p < 2.0 * best.steady_seconds_per_frame):
+                    and not t.run.complete and p < 2.0 * best.steady_seconds_per_frame):
                 return t
         return None
 
@@ -302,16 +325,25 @@ class Advisor:
         a whole trial — so within ADVANTAGE (the timings' noise) the others go first, and after a stable setting
         it must promise ADVANTAGE² to be tried."""
         pred, solver, s = cand
-        group = {sv: self.same_steps.get(sv, (sv,))[0] for sv in self.solvers}
+        group = self._group()
         near_failure = solver not in self.deferred and self._worst_unstable(solver, group) > 0
         return (pred * (ADVANTAGE if near_failure else 1.0), solver, s)
 
-    def _within_budget(self, best) -> bool:
-        """Whether one more probe keeps the advisor within PROBE_BUDGET of the bake ``best`` predicts (the probe
-        estimated as the costliest so far: Simulator construction and first step)."""
+    def _within_budget(self, best, frames=1) -> bool:
+        """Whether a probe of ``frames`` frames keeps the advisor within PROBE_BUDGET of the bake ``best`` predicts
+        (the probe estimated as the costliest so far, Simulator construction and first step, and a frame of
+        ``best`` for each further frame)."""
         probe = max((t.run.setup_seconds + t.run.first_step_seconds for t in self.trials.values()), default=0.0)
-        spent = time.process_time() - self._search_start
-        return spent + probe <= PROBE_BUDGET * best.steady_seconds_per_frame * (self.frames - 1)
+        probe += (frames - 1) * best.steady_seconds_per_frame
+        return self._spent() + probe <= PROBE_BUDGET * self._bake(best)
+
+    def _spent(self) -> float:
+        return time.process_time() - self._search_start
+
+    def _bake(self, run) -> float:
+        """CPU s of the bake ``run``'s setting predicts (its steady cost per frame over the bake's frames)."""
+        return run.steady_seconds_per_frame * (self.frames - 1)
+
 
     def warm_up(self):
         """Generator: one untimed step of each solver on the scene, once per process
@@ -320,7 +352,7 @@ class Advisor:
         them — which would drown the advisor's millisecond measurements."""
         c0, loaded = time.process_time(), False
         for solver in self.solvers:
-            key = (solver, _features(self.scene))
+            key = (solver, self._features)
             if key in _WARMED:
                 continue
             loaded = True
@@ -342,10 +374,16 @@ class Advisor:
         yield from self.warm_up()
         w0, c0 = time.perf_counter(), time.process_time()
         self._search_start = c0
-        for solver in self.solvers:  # probe: cost per step at one substep (and divergence, if immediate)
-            mate = next((sv for (sv, _) in self.trials if _family(sv) == _family(solver)), None)
-            if mate is not None:  # the same stepper but for its linear solve: probed when it could pay (_candidates)
-                self.deferred[solver] = mate
+        # probe one kind of step: cost per step at one substep (and divergence, if immediate). The RedMax step first:
+        # linearly implicit, it is stable over the widest range of steps, so the likeliest to hold the pick; a
+        # solver sharing a probed one's stepper, or of another kind, is probed when it could pay (_candidates)
+        for solver in sorted(self.solvers, key=lambda sv: _family(sv) is _family("explicit")):
+            refused = _REFUSED.get((solver, self._features))
+            if refused is not None:  # as the warm-up found: the Simulator refuses this kind of scene
+                self.not_applicable[solver] = refused
+                continue
+            if self.trials:
+                self.deferred[solver] = next((sv for (sv, _) in self.trials if _family(sv) == _family(solver)), None)
                 continue
             if self._probe(solver):
                 yield 0.0, f"probing {solver}"
@@ -371,19 +409,25 @@ class Advisor:
                 break
             pred, solver, s = min(worth, key=self._order)
             if solver in self.deferred:
-                self._probe(solver, 1)  # a warm-up step: how it steps (shared verdicts) and a bound on its cost
+                # of a probed stepper: a warm-up step shows how it steps (shared verdicts) and bounds its cost; of
+                # another kind: timed as the first probe was
+                self._probe(solver, 1 if self.deferred[solver] is not None else PROBE_FRAMES)
                 yield 0.0, f"probing {solver}"
                 continue
             trial = self._trial(solver, s)
-            while trial.run.stable and trial.run.frames < self.trial_frames:
+            r = trial.run
+            while r.stable and not r.complete:
                 trial.advance(1)
-                if trial.run.frames == self.trial_frames:
+                if r.stable and r.frames >= self.trial_frames:
                     trial.check_energy()  # a trial always ends on an energy check
-                if best is not None and trial.run.timed_steps and self._slower(trial.run, best):
+                    r.complete = True
+                if best is not None and r.timed_steps and self._slower(r, best):
                     self.abandoned.add((solver, s))  # measured slower than a stable pick: no need to finish
                     break
-                yield trial.run.frames / self.trial_frames, f"{solver}, {s} substeps: frame {trial.run.frames}"
-        self.advice = self._conclude(time.perf_counter() - w0, time.process_time() - c0)
+                yield r.frames / self.trial_frames, f"{solver}, {s} substeps: frame {r.frames}"
+        self.advice = self._conclude()
+        # the advisor's own time: from its first probe to its recommendation with the reasons
+        self.advice.seconds, self.advice.cpu_seconds = time.perf_counter() - w0, time.process_time() - c0
         yield 1.0, "done"
 
     def run(self) -> Advice:
@@ -392,13 +436,18 @@ class Advisor:
         return self.advice
 
     # -------------------------------------------------------------- reasons
-    def _conclude(self, seconds, cpu) -> Advice:
+    def _conclude(self) -> Advice:
         pick = self._best()
         runs = [self.trials[k].run for k in self.order]
         tried = set(self.trials)
-        reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.trial_frames, self.fps, self.ladder, tried,
-                           self.same_steps)
-        for solver, mate in self.deferred.items():  # never probed: the most a free linear solve could save
+        reasons = _reasons(pick, runs, self.not_applicable, self.skipped, self.fps, self.ladder, tried, self.same_steps)
+        for solver, mate in self.deferred.items():  # never probed
+            if mate is None:  # another kind of step: nothing bounds its cost without a probe
+                if pick is not None:
+                    reasons.append(f"{solver}: not probed: a probe of its own step (its Simulator and first "
+                                   f"{PROBE_FRAMES} frames) would have taken the advisor past {100 * PROBE_BUDGET:g} % "
+                                   f"of the bake the pick predicts")
+                continue
             bound = self._deferred_bound(solver)
             if pick is not None and bound is not None:
                 ratio = bound[0] / pick.steady_seconds_per_frame
@@ -413,7 +462,7 @@ class Advisor:
         reasons += [f"{sv}: takes the same steps as {rep} (states agree to {diff:.1g} after the probe), so it shares "
                     f"{rep}'s verdicts; its first step (setup included) took {ratio:.1f}× {rep}'s"
                     for sv, (rep, diff, ratio) in self.same_steps.items()]
-        return Advice(pick, runs, reasons, list(self.skipped), seconds, cpu, self.fps, self.frames, self.trial_frames,
+        return Advice(pick, runs, reasons, list(self.skipped), 0.0, 0.0, self.fps, self.frames, self.trial_frames,
                       self.scene.name, self.scene.model.nv, self.warmup_seconds)
 
 
@@ -421,7 +470,7 @@ def _substeps_text(s) -> str:
     return f"{s} substep{'s' if s != 1 else ''}"
 
 
-def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tried, same_steps=()) -> list:
+def _reasons(pick, runs, not_applicable, skipped, fps, ladder, tried, same_steps=()) -> list:
     out = []
     if pick is None:
         worst = max(ladder)
@@ -442,8 +491,8 @@ def _reasons(pick, runs, not_applicable, skipped, trial_frames, fps, ladder, tri
         if (pick is not None and solver == pick.solver) or solver in same_steps:
             continue
         mine = [r for r in runs if r.solver == solver]
-        stable = [r for r in mine if r.stable and r.frames >= trial_frames]
-        slower = [r for r in mine if r.stable and r.frames < trial_frames and r.timed_steps]
+        stable = [r for r in mine if r.stable and r.complete]
+        slower = [r for r in mine if r.stable and not r.complete and r.timed_steps]
         unstable = [r for r in mine if not r.stable]
         parts = []
         if unstable:

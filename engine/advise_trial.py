@@ -7,7 +7,6 @@ measured. The advisor's short trials and the sweep's whole bakes are the same te
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -54,6 +53,7 @@ class Run:
     constraint_error: float = 0.0
     verdict: str = "stable"
     detail: str = ""
+    complete: bool = False  # the advisor's trial of this setting ran its full length: its verdict and cost may pick it
 
     @property
     def stable(self) -> bool:
@@ -87,7 +87,7 @@ class Run:
         are wall-clock, so a preemption inside either would skew the share); nan before any."""
         frames = [f for f in self.frame_costs if f[2] > 0]
         clean = [f[3] / f[2] for f in frames if f[2] <= 1.25 * f[0] + 2e-5] or [f[3] / f[2] for f in frames]
-        return statistics.median(clean) if clean else math.nan
+        return _median(clean) if clean else math.nan
 
     @property
     def relative_energy_rise(self) -> float:
@@ -99,6 +99,11 @@ class Run:
                  steady_seconds_per_frame=self.steady_seconds_per_frame,
                  relative_energy_rise=self.relative_energy_rise, solve_share=self.solve_share)
         return d
+
+
+def _median(values) -> float:
+    v, n = sorted(values), len(values)  # (statistics.median's type checks cost more than the advisor's decision)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
 def judge(run: Run, *, passive: bool = True) -> tuple[str, str]:
@@ -129,54 +134,76 @@ class Trial:
         opts = options(self.dt) if callable(options) else dict(options or {})
         opts.setdefault("on_unconverged", "ignore")  # counted in stats.unconverged_steps and judged here, not warned
         c0 = time.process_time()
-        self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy)
+        self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy, step_energy)
         self.model = scene.model
         self.run = Run(solver, int(substeps), self.dt, setup_seconds=time.process_time() - c0)
         self.passive = not scene.controllers
         self._seen = self._its_sum = 0
         self.first_state = None  # (q, q̇) concatenated after the first frame: how this solver steps (see Advisor)
         self.energy_every = int(energy_every)  # frames between energy checks (an energy costs about a step)
-        # lazy_kinetic: the kinetic energy (for the scale) only when the rise would fail against the scale known
-        # so far; a smaller scale only makes the verdict stricter, never wrongly stable (the advisor's trials)
+        # lazy_kinetic: the kinetic energies (for the scale) only once the energy has risen at all: with no rise the
+        # verdict and the printed rise (0 %) do not depend on the scale (the advisor's trials)
         self.lazy_kinetic = bool(lazy_kinetic)
-        # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable
-        self.start_energy = start_energy or (self.sim.energy(), kinetic_energy(scene.model, self.sim.state.q,
-                                                                                self.sim.state.qd))
-        self._e0, self._kemax = self.start_energy
+        # (total, kinetic) energy of the start state: the same for every trial of a scene, so reusable; with
+        # lazy_kinetic the kinetic part waits (None) until a verdict needs it, and the total is taken after the first
+        # step, from the step itself where it has it (Simulator.step_energy): start_energy stays None until then
+        self.start_energy = None
+        if start_energy is None and not self.lazy_kinetic:
+            start_energy = (self.sim.energy(), self._kinetic(scene.q0, scene.qd0))
+        if start_energy is not None:
+            self._set_start(start_energy)
+
+    def _set_start(self, start_energy):
+        self.start_energy = start_energy
+        self._e0, ke0 = start_energy
+        self._kemax = 0.0 if ke0 is None else ke0
+        self._ke0_known = ke0 is not None
         self._emin = self._e0
         self._floor = 1e-6 * max(abs(self._e0), 1.0)  # round-off of an energy of this size
 
+    def _kinetic(self, q, qd) -> float:
+        return float(kinetic_energy(self.model, q, qd))
+
     def advance(self, frames: int) -> Run:
         r, sim = self.run, self.sim
+        stats, clock, wall = sim.stats, time.process_time, time.perf_counter
         for _ in range(int(frames)):
-            if not r.stable:
+            if r.verdict != "stable":
                 break
-            w0, c0 = time.perf_counter(), time.process_time()
-            wt, s0, n = w0, sim.stats.solve_seconds, r.substeps
+            w0, c0 = wall(), clock()
+            wt, s0, n = w0, stats.solve_seconds, r.substeps
             try:
                 if r.steps == 0:  # the first step pays compilation / first factorization: kept apart
+                    start = sim.state
                     sim.step(1)
-                    r.first_step_seconds = time.process_time() - c0
-                    r.first_solve_share = (sim.stats.solve_seconds - s0) / max(time.perf_counter() - w0, 1e-12)
-                    c0, wt, s0, n = time.process_time(), time.perf_counter(), sim.stats.solve_seconds, r.substeps - 1
+                    c1 = clock()
+                    r.first_step_seconds = c1 - c0
+                    wt = wall()
+                    r.first_solve_share = (stats.solve_seconds - s0) / max(wt - w0, 1e-12)
+                    if self.start_energy is None:  # (outside the timed parts)
+                        e = sim.step_energy(start=True)
+                        self._set_start((sim.energy(start) if e is None else e, None))
+                        c1, wt = clock(), wall()
+                    c0, s0, n = c1, stats.solve_seconds, n - 1
                 if n:
                     sim.step(n)
                     r.timed_steps += n
             except SimulationError as err:
                 r.verdict, r.detail = "diverged", str(err).split(";")[0]
-            cpu, now = time.process_time() - c0, time.perf_counter()
+            cpu, now = clock() - c0, wall()
             r.cpu_seconds += cpu
             r.wall_seconds += now - w0
-            if r.verdict != "diverged" and n:
-                r.frame_costs.append((cpu, n, now - wt, sim.stats.solve_seconds - s0))
+            if n and r.verdict != "diverged":
+                costs = r.frame_costs
+                costs.append((cpu, n, now - wt, stats.solve_seconds - s0))
                 # the later half of the timed frames (all of them while fewer than 4: one or two frames do not
                 # make a start and a rest, and a single frame is the likeliest to be off)
-                recent = r.frame_costs[len(r.frame_costs) // 2:] if len(r.frame_costs) >= 4 else r.frame_costs
+                recent = costs[len(costs) // 2:] if len(costs) >= 4 else costs
                 r.recent_steps = sum(f[1] for f in recent)
                 # at the cheapest frame's cost per step: on a busy machine a frame can cost 3× and a run of frames
                 # 2× (preemption, cache thrashing, garbage collection); the least interfered one compares settings
                 r.recent_cpu_seconds = min(f[0] / f[1] for f in recent) * r.recent_steps
-            r.steps = len(sim.stats.iterations)  # (one entry per step taken, a diverging one excluded)
+            r.steps = stats.steps  # (one per step taken, a diverging one excluded)
             if r.verdict == "diverged":
                 break
             r.frames += 1
@@ -207,10 +234,16 @@ class Trial:
 
     def _measure_energy(self):
         r, sim = self.run, self.sim
-        e = sim.energy()
+        e = sim.step_energy()  # free when the step's energy guard has it (its E(q⁺, q̇⁺)), else computed
+        if e is None:
+            e = sim.energy()
         self._emin = min(self._emin, e)
         r.energy_rise = max(r.energy_rise, e - self._e0)
         r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
-        if not self.lazy_kinetic or r.energy_rise > ENERGY_RISE * r.energy_scale:
-            self._kemax = max(self._kemax, kinetic_energy(self.model, sim.state.q, sim.state.qd))
+        # lazily: only once the energy rose past round-off, so that a rise is always told against the whole scale
+        if not self.lazy_kinetic or r.energy_rise > self._floor:
+            if not self._ke0_known:  # the start's kinetic energy, left out so far (lazy_kinetic)
+                self._kemax = max(self._kemax, self._kinetic(self.sim.scene.q0, self.sim.scene.qd0))
+                self._ke0_known = True
+            self._kemax = max(self._kemax, self._kinetic(sim.state.q, sim.state.qd))
             r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor

@@ -146,8 +146,18 @@ class Simulator:
             raise SimulationError(f"simulation diverged at step {step} (t = {self.state.t + self.dt:.4f} s): "
                                   f"|qd| reached {vmax:.3g}; {hint}")
 
-    def energy(self) -> float:
+    def energy(self, state: State | None = None) -> float:
         """Total energy (J) the solver models: kinetic + gravitational (+ spring, joint spring and
-        point-force potentials for the explicit and RedMax solvers)."""
-        s = self.state
+        point-force potentials for the explicit and RedMax solvers), of ``state`` (default: the current one)."""
+        s = self.state if state is None else state
         return self._stepper.energy(s, self.scene.control(s.t))
+
+    def step_energy(self, start: bool = False) -> float | None:
+        """``energy()`` as the last step already computed it for its energy guard (J): RedMax on scenes without
+        closures, contact and limits (``energy_guard=True``, the default), free; equal to ``energy()`` to
+        round-off. None when it did not (another solver, no guard, no step yet, the state or control changed).
+        start=True: the energy at that step's start (the state before it), where the one-call step has it."""
+        s, stepper = self.state, self._stepper
+        if not hasattr(stepper, "step_energy"):
+            return None
+        return stepper.step_energy(s, self.scene.control(s.t), start)

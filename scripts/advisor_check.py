@@ -12,6 +12,7 @@ the fastest stable cell of the same grid. Prints the table and writes it as mark
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -58,12 +59,14 @@ def check(spec_path, sweep_dir, labels=None):
         Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()  # warm-up (kernels loaded)
         # each advisor run is followed by a bake of its pick, so that both sample the same load on the shared
         # machine; every pick is baked at least BAKES_PER_PICK times (median)
-        runs, bakes, build = [], {}, []  # bakes: (solver, substeps) -> [(cpu, wall)]
+        runs, bakes, build, plain = [], {}, [], []  # bakes: (solver, substeps) -> [(cpu, wall)]
         for _ in range(REPEATS):
             a = Advisor(make(), fps=fps, frames=frames, solvers=solvers, substeps=ladder).run()
             runs.append(a)
             if a.pick is not None:
                 bakes.setdefault((a.solver, a.substeps), []).append(_bake(make, a.solver, a.pick.dt, a.substeps, frames))
+                # the least an advisor that runs the pick's trial can cost: the same frames, plainly stepped
+                plain.append((a, _bake(make, a.solver, a.pick.dt, a.substeps, a.pick.frames + 1)[0]))
             c = time.process_time()
             make()
             build.append(time.process_time() - c)
@@ -87,11 +90,13 @@ def check(spec_path, sweep_dir, labels=None):
         share = [a.cpu_seconds / bake_cpu[(a.solver, a.substeps)] for a in runs if a.pick is not None]
         share_build = [a.cpu_seconds / (bake_cpu[(a.solver, a.substeps)] + float(np.median(build)))
                        for a in runs if a.pick is not None]
+        floor = [p / bake_cpu[(a.solver, a.substeps)] for a, p in plain]
         advice = runs[len(runs) // 2]
         print(format_advice(advice), "\n", flush=True)
         out.append({"label": label, "dofs": advice.dofs, "advice": advice, "runs": runs, "picks": picks,
                     "fastest": fastest, "bake_cpu": bake_cpu, "build_cpu": float(np.median(build)),
-                    "share": share, "share_build": share_build, "cells": len(mine), "stable_cells": len(stable)})
+                    "share": share, "share_build": share_build, "floor": floor, "cells": len(mine),
+                    "stable_cells": len(stable)})
     return out
 
 
@@ -102,7 +107,7 @@ def _spread(values, scale=1.0, fmt="{:.3g}") -> str:
     return " / ".join(fmt.format(v) for v in (lo, med, hi))
 
 
-def markdown(results, spec_path, sweep_dir) -> str:
+def markdown(results, spec_path, sweep_dir, load=None) -> str:
     lines = ["# Settings advisor vs an exhaustive sweep (issue #24)", "",
              f"Machine: {platform.machine()} {platform.system()}, {__import__('os').cpu_count()} cores (shared), "
              f"Python {platform.python_version()}. Produced by:", "",
@@ -116,21 +121,24 @@ def markdown(results, spec_path, sweep_dir) -> str:
              f"then {REPEATS} times timed, each on a freshly built scene; every pick of those runs is looked up in the "
              "sweep.", "",
              "**Advisor / bake**, per advisor run: the numerator is the advisor's CPU time, `Advice.cpu_seconds` — "
-             "`time.process_time()` from its first probe to its recommendation, so every Simulator it builds, every "
-             "step, energy check and decision counts; only the kernel warm-up (once per process, before the "
-             "search) is left out, as it is left out of the bake. The denominator is the CPU time "
+             "`time.process_time()` from its first probe to its recommendation and its reasons, so every Simulator "
+             "it builds, every step, energy check and decision counts; only the kernel warm-up (once per process, "
+             "before the search) is left out, as it is left out of the bake. The denominator is the CPU time "
              "(`time.process_time()`) of the bake it advises on: `Simulator(scene, pick)` built and stepped for 249 "
              "frames at the pick's substeps, on a scene built before the clock starts (the advisor too is given a "
              f"built scene), the median of the bakes of that pick in the same process (each advisor run is followed by a "
              f"bake of its pick, so both sample the same load; at least {BAKES_PER_PICK} per pick). The table gives the min / median "
              "/ max of that ratio over the runs; the last column adds building the scene from its parameters to "
-             "the bake. The machine is shared by several developers (load average 4–12 while these ran): single "
-             "runs vary by ±20 % and more.", "",
+             "the bake. The column before it is the floor of any advisor that runs the pick's trial: the pick's "
+             "Simulator built and stepped for the trial's frames, nothing else, over the same bake (median). The "
+             "machine is shared by several developers"
+             + (f" (load average {load[0]:.1f} before and {load[1]:.1f} after these runs)" if load else "")
+             + ": single runs vary by ±20 % and more.", "",
              "| scene | dofs | picks in the runs | stable over the whole bake (sweep) | pick's bake CPU s (sweep) "
              "| fastest stable in the sweep | pick / fastest (≤ 1.5) | advisor CPU ms, min / median / max "
-             "| bake CPU ms (median) | advisor / bake, min / median / max (< 10 %) | advisor / (build + bake), median "
-             "| sweep cells (stable) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| bake CPU ms (median) | advisor / bake, min / median / max (< 10 %) | plain run of the pick's trial / bake, "
+             "median | advisor / (build + bake), median | sweep cells (stable) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     worst_ratio, all_stable, worst_share = 0.0, True, 0.0
     for r in results:
         f = r["fastest"]
@@ -154,6 +162,7 @@ def markdown(results, spec_path, sweep_dir) -> str:
             + (f"{f['solver']} × {int(f['substeps'])}: {f['bake_cpu_seconds']:.3g}" if f else "—")
             + f" | {', '.join(f'{x:.2f}' for x in ratios) or '—'} | "
             f"{_spread([a.cpu_seconds for a in r['runs']], 1e3)} | {bake} | {_spread(r['share'], 100, '{:.1f} %')} | "
+            f"{100 * float(np.median(r['floor'])):.1f} % | "
             f"{100 * float(np.median(r['share_build'])):.1f} % | {r['cells']} ({r['stable_cells']}) |")
     under = [r["label"] for r in results if max(r["share"], default=1.0) < 0.1]
     over = [f"{r['label']} (max {100 * max(r['share']):.1f} %)" for r in results if r["label"] not in under]
@@ -180,9 +189,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", help="check only this grid label (repeatable)")
     ap.add_argument("--out", help="write the markdown report here")
     args = ap.parse_args(argv)
+    load0 = os.getloadavg()[0]
     with single_threaded_blas():  # as the sweep's cells are timed
         results = check(args.spec, args.sweep, args.only)
-    text = markdown(results, args.spec, args.sweep)
+    text = markdown(results, args.spec, args.sweep, (load0, os.getloadavg()[0]))
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
         print(f"wrote {args.out}")

@@ -22,12 +22,11 @@ def test_pick_is_stable_over_the_whole_bake_where_one_step_per_frame_is_not():
     assert whole.stable, f"{advice.solver} × {advice.substeps}: {whole.verdict} {whole.detail}"
     # every other setting tried is either unstable or measured no cheaper than the pick
     for r in advice.trials:
-        if r is not advice.pick and r.stable and r.frames >= advice.trial_frames:
+        if r is not advice.pick and r.stable and r.complete:
             assert r.steady_seconds_per_frame >= advice.pick.steady_seconds_per_frame
     # the search stops early: per solver, nothing beyond its first stable substep count is tried
     for solver in {r.solver for r in advice.trials}:
-        done = sorted(r.substeps for r in advice.trials if r.solver == solver and r.stable
-                      and r.frames >= advice.trial_frames)
+        done = sorted(r.substeps for r in advice.trials if r.solver == solver and r.stable and r.complete)
         assert len(done) <= 1
     for solver in {r.solver for r in advice.trials} - {advice.solver}:  # a measured reason for each other choice
         assert any(line.startswith(f"{solver}: ") for line in advice.reasons), advice.reasons
@@ -140,3 +139,28 @@ def test_solvers_not_probed_yet_are_probed_when_nothing_is_stable():
                      options=THESIS_STEP).run()
     assert advice.pick is None
     assert {r.solver for r in advice.trials} == {"pcg", "direct", "dense"}
+
+
+def test_the_redmax_step_is_probed_first_and_another_kind_of_step_only_within_the_budget():
+    """The linearly implicit step is probed first; explicit (another stepper) is probed only while the advisor stays
+    within PROBE_BUDGET of the bake: on a short bake its probe would cost more than that, and the advice says so."""
+    from engine.advise import PROBE_BUDGET
+
+    scene = scenes.hanging_chain(16)
+    short = Advisor(scene, fps=30, frames=60).run()  # a 60-frame bake of a 16-link chain: a few ms
+    assert short.trials[0].solver == "pcg" and short.pick is not None
+    assert "explicit" not in {r.solver for r in short.trials}
+    assert any(line.startswith("explicit: not probed") and f"{100 * PROBE_BUDGET:g} %" in line
+               for line in short.reasons), short.reasons
+    # a bake long enough that a probe is a small part of it: explicit is probed (and judged as before)
+    long = Advisor(scenes.hanging_chain(16), fps=30, frames=200_000, trial_frames=7).run()
+    assert "explicit" in {r.solver for r in long.trials}
+    assert not any(line.startswith("explicit: not probed") for line in long.reasons)
+
+
+def test_another_kind_of_step_is_probed_when_nothing_is_stable():
+    """PCG unstable at the only substep count offered: explicit, held back by the budget otherwise, is probed."""
+    advice = Advisor(scenes.chain(10), fps=FPS, frames=FRAMES, substeps=[1], solvers=["pcg", "explicit"],
+                     options=THESIS_STEP).run()
+    assert advice.trials[0].solver == "pcg" and not advice.trials[0].stable
+    assert "explicit" in {r.solver for r in advice.trials}

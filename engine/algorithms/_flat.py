@@ -11,6 +11,7 @@ algorithm kernels with the very same argument types.
 """
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from .._jit import contiguous_view, kernel
@@ -36,7 +37,7 @@ class FlatModel:
         t = model.tree
         n, nv = model.n_bodies, model.nv
         shapes = _workspace_shapes(n, nv)
-        sizes = [int(np.prod(s)) for s in shapes]
+        sizes = [math.prod(s) for s in shapes]  # (np.prod: ≈ 1.5 µs a call, a new Simulator's 21)
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         self.ints = np.concatenate([[n, nv, model.nq], t.parent, t.joint_type, t.q_start, t.v_start,
                                     t.joint_nv, model.dof_body, offsets]).astype(np.int64)

@@ -29,6 +29,7 @@ to hand over per call, and views inside that carry no reference counts.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -116,7 +117,7 @@ def system_buffer(model, n_pairs: int, reduced_diag):
     buf = np.zeros(o[14])
 
     def view(k, shape):
-        return buf[o[k]:o[k] + int(np.prod(shape))].reshape(shape)
+        return buf[o[k]:o[k] + math.prod(shape)].reshape(shape)  # (not np.prod: ≈ 1.5 µs a call)
 
     sa = SystemArrays(view(0, (n, 6, 6)), view(1, (n_pairs, 6, 6)), view(2, (nv,)), view(3, (nv,)), view(4, (nv,)),
                       view(5, (nv,)), view(6, (n, 6)), view(7, (n, 6)), view(8, (0, nv)), view(8, (0, 0)),
