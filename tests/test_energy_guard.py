@@ -90,18 +90,22 @@ def test_newton_on_the_incremental_potential_converges():
     assert ip.merit(q, out, control, False)[0] < ip.merit(q, linear, control, False)[0]
 
 
-@pytest.mark.parametrize("spring", [False, True])
-def test_guard_energy_equals_the_evaluators(spring):
-    """The guard's energy (one kernel; with a spring and a joint spring, the evaluator's potentials
-    added) against ``ForceEvaluator.energy``."""
+@pytest.mark.parametrize("extra", ["none", "springs", "point_force"])
+def test_guard_energy_equals_the_evaluators(extra):
+    """The guard's energy (one kernel without point forces — with a spring, a cable and a joint spring
+    too; with a point force, the evaluator's potentials added) against ``ForceEvaluator.energy``."""
     sc = hanging_chain(16)
-    if spring:
+    if extra == "springs":
         z = sc.world_point(7, np.array([0.0, 0.0, -0.1]))
         sc.add_spring(7, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e3, name="side")
+        sc.add_cable(2, np.zeros(3), 12, np.zeros(3), 5e2, rest_length=0.3, name="taut")
+        sc.add_cable(2, np.zeros(3), 4, np.zeros(3), 5e2, rest_length=5.0, name="slack")
         sc.joint_stiffness[3] = 50.0
+    if extra == "point_force":
+        sc.add_point_force(5, np.array([0.0, 0.0, -0.05]), np.array([3.0, -1.0, 2.0]))
     st = Simulator(sc, "pcg", dt=1 / 30)._stepper
     guard = st._energy_guard
-    assert guard._fast is not spring
+    assert guard._fast is (extra != "point_force")
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-2, 2, 16), rng.uniform(-2, 2, 16)
     control = sc.control(0.0)
