@@ -111,6 +111,13 @@ def test_guard_energy_equals_the_evaluators(extra):
     control = sc.control(0.0)
     assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
                                                            rel=1e-12, abs=1e-9)
+    # the one-call pcg step's own E(q, q̇) and E(q⁺, q̇⁺) (before the guard may scale q̇⁺: qd_guess)
+    assert st._one_call
+    out = st.step(State(q.copy(), qd.copy(), 0.0), control)
+    e0, e1 = st._energies
+    assert e0 == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws), rel=1e-12, abs=1e-9)
+    assert e1 == pytest.approx(st.forces.energy(State(out.q, st.qd_guess, 0.0), control, st.ws), rel=1e-12,
+                               abs=1e-9)
 
 
 def test_guard_on_the_explicit_step():

@@ -77,6 +77,23 @@ def pair_energy(X0_E, X0_r, pairs):
 
 
 @kernel
+def point_force_energy(X0_E, X0_r, body, point, force):
+    """−Σ f·x (J): the potential of constant world forces f on link points (body (k,), point (k, 3) in the
+    link frame, force (k, 3) world), with the arithmetic of ``point_force_kernel``'s energy."""
+    energy = 0.0
+    for s in range(body.shape[0]):
+        b = body[s]
+        if b < 0:
+            continue
+        l = point[s]
+        x0 = X0_r[b, 0] + X0_E[b, 0, 0] * l[0] + X0_E[b, 1, 0] * l[1] + X0_E[b, 2, 0] * l[2]
+        x1 = X0_r[b, 1] + X0_E[b, 0, 1] * l[0] + X0_E[b, 1, 1] * l[1] + X0_E[b, 2, 1] * l[2]
+        x2 = X0_r[b, 2] + X0_E[b, 0, 2] * l[0] + X0_E[b, 1, 2] * l[1] + X0_E[b, 2, 2] * l[2]
+        energy -= force[s, 0] * x0 + force[s, 1] * x1 + force[s, 2] * x2
+    return energy
+
+
+@kernel
 def passive_energy(ints, floats, work, q, qd, mass, com, gravity, rest, spring_v, joint_stiffness, zero_v, difference,
                    pairs):
     """E(q, q̇) = T + V_gravity + V_springs + ½ Σ K_r (q ⊖ q_rest)² (J) in one call, for scenes without point
