@@ -90,23 +90,34 @@ def test_newton_on_the_incremental_potential_converges():
     assert ip.merit(q, out, control, False)[0] < ip.merit(q, linear, control, False)[0]
 
 
-@pytest.mark.parametrize("spring", [False, True])
-def test_guard_energy_equals_the_evaluators(spring):
-    """The guard's energy (one kernel; with a spring and a joint spring, the evaluator's potentials
-    added) against ``ForceEvaluator.energy``."""
+@pytest.mark.parametrize("extra", ["none", "springs", "point_force"])
+def test_guard_energy_equals_the_evaluators(extra):
+    """The guard's energy (one kernel without point forces — with a spring, a cable and a joint spring
+    too; with a point force, the evaluator's potentials added) against ``ForceEvaluator.energy``."""
     sc = hanging_chain(16)
-    if spring:
+    if extra == "springs":
         z = sc.world_point(7, np.array([0.0, 0.0, -0.1]))
         sc.add_spring(7, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e3, name="side")
+        sc.add_cable(2, np.zeros(3), 12, np.zeros(3), 5e2, rest_length=0.3, name="taut")
+        sc.add_cable(2, np.zeros(3), 4, np.zeros(3), 5e2, rest_length=5.0, name="slack")
         sc.joint_stiffness[3] = 50.0
+    if extra == "point_force":
+        sc.add_point_force(5, np.array([0.0, 0.0, -0.05]), np.array([3.0, -1.0, 2.0]))
     st = Simulator(sc, "pcg", dt=1 / 30)._stepper
     guard = st._energy_guard
-    assert guard._fast is not spring
+    assert guard._fast is (extra != "point_force")
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-2, 2, 16), rng.uniform(-2, 2, 16)
     control = sc.control(0.0)
     assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
                                                            rel=1e-12, abs=1e-9)
+    # the one-call pcg step's own E(q, q̇) and E(q⁺, q̇⁺) (before the guard may scale q̇⁺: qd_guess)
+    assert st._one_call
+    out = st.step(State(q.copy(), qd.copy(), 0.0), control)
+    e0, e1 = st._energies
+    assert e0 == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws), rel=1e-12, abs=1e-9)
+    assert e1 == pytest.approx(st.forces.energy(State(out.q, st.qd_guess, 0.0), control, st.ws), rel=1e-12,
+                               abs=1e-9)
 
 
 def test_guard_on_the_explicit_step():

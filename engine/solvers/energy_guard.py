@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import compiled_for, kernel
+from ..algorithms._flat import unpack_tree, unpack_workspace
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
+from ..integrators import position_error
 
 
 @kernel
@@ -47,6 +49,74 @@ def kinetic_and_gravity(tree, ws, mass, com, gravity, with_velocity):
     return kin, pot
 
 
+@kernel
+def pair_energy(X0_E, X0_r, pairs):
+    """Σ ½ k (ℓ − L)² (J) over the springs and taut cables of ``pairs`` (``Scene.pair_arrays``), with the
+    arithmetic of ``point_pair_kernel``'s energy but none of its wrenches and 12 × 12 blocks."""
+    energy = 0.0
+    x1 = np.empty(3)
+    x2 = np.empty(3)
+    for s in range(pairs.body_a.shape[0]):
+        for x, body, l in ((x1, pairs.body_a[s], pairs.point_a[s]), (x2, pairs.body_b[s], pairs.point_b[s])):
+            if body < 0:
+                for k in range(3):
+                    x[k] = l[k]
+            else:
+                for k in range(3):  # x = p + Eᵀ l
+                    x[k] = X0_r[body, k] + X0_E[body, 0, k] * l[0] + X0_E[body, 1, k] * l[1] + X0_E[body, 2, k] * l[2]
+        ell = 0.0
+        for k in range(3):
+            ell += (x2[k] - x1[k]) * (x2[k] - x1[k])
+        ell = np.sqrt(ell)
+        L = pairs.rest_length[s]
+        if ell < 1e-12 or (pairs.tension_only[s] and ell <= L):
+            continue
+        stretch = ell - L
+        energy += 0.5 * pairs.stiffness[s] * stretch * stretch
+    return energy
+
+
+@kernel
+def point_force_energy(X0_E, X0_r, body, point, force):
+    """−Σ f·x (J): the potential of constant world forces f on link points (body (k,), point (k, 3) in the
+    link frame, force (k, 3) world), with the arithmetic of ``point_force_kernel``'s energy."""
+    energy = 0.0
+    for s in range(body.shape[0]):
+        b = body[s]
+        if b < 0:
+            continue
+        l = point[s]
+        x0 = X0_r[b, 0] + X0_E[b, 0, 0] * l[0] + X0_E[b, 1, 0] * l[1] + X0_E[b, 2, 0] * l[2]
+        x1 = X0_r[b, 1] + X0_E[b, 0, 1] * l[0] + X0_E[b, 1, 1] * l[1] + X0_E[b, 2, 1] * l[2]
+        x2 = X0_r[b, 2] + X0_E[b, 0, 2] * l[0] + X0_E[b, 1, 2] * l[1] + X0_E[b, 2, 2] * l[2]
+        energy -= force[s, 0] * x0 + force[s, 1] * x1 + force[s, 2] * x2
+    return energy
+
+
+@kernel
+def passive_energy(ints, floats, work, q, qd, mass, com, gravity, rest, spring_v, joint_stiffness, zero_v, difference,
+                   pairs):
+    """E(q, q̇) = T + V_gravity + V_springs + ½ Σ K_r (q ⊖ q_rest)² (J) in one call, for scenes without point
+    forces or moving loads, from the kinematics at (q, q̇) (into the workspace). ints, floats, work: the
+    stepper's ``FlatModel`` buffers (tree and workspace: three arguments to unbox instead of ~30 arrays,
+    which cost more than the passes on a small model); pairs: ``Scene.pair_arrays``; difference (nv,) is
+    scratch; spring_v: the dofs with joint springs."""
+    tree = unpack_tree(ints, floats)
+    ws = unpack_workspace(ints, work)
+    joint_pass(tree, q, ws)
+    world_pass(tree, ws)
+    velocity_pass(tree, q, qd, ws)
+    spring = pair_energy(ws.X0_E, ws.X0_r, pairs)
+    kin, pot = kinetic_and_gravity(tree, ws, mass, com, gravity, True)
+    joint = 0.0
+    if spring_v.shape[0] > 0:
+        position_error(tree, q, zero_v, rest, 0.0, difference)
+        for j in range(spring_v.shape[0]):
+            d = spring_v[j]
+            joint += joint_stiffness[d] * (difference[d] * difference[d])
+    return kin + pot + spring + 0.5 * joint
+
+
 class EnergyGuard:
     """``apply(state, q_new, qd_new, control) -> qd_new`` for one stepper (module doc): RedMax, or the
     explicit one (``energy_guard=True``; off by default there)."""
@@ -59,29 +129,36 @@ class EnergyGuard:
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
         self._gravity = np.ascontiguousarray(model.gravity, float)
-        # nothing but gravity stores energy: no springs/cables, point forces (nor moving loads), joint springs
+        # no point forces (nor moving loads), a stepper whose workspace is a FlatModel's (RedMax): the energy
+        # is one kernel call (passive_energy)
         scene = stepper.scene
-        self._fast = (len(fe.pairs[0]) == 0 and not len(scene.point_forces) and not len(scene.moving_loads)
-                      and not np.any(fe.joint_stiffness))
+        self._fast = (not len(scene.point_forces) and not len(scene.moving_loads)
+                      and getattr(stepper, "_flat", None) is not None and stepper.ws is stepper._flat.ws)
+        self._spring_v = np.flatnonzero(fe.joint_stiffness).astype(np.int64)
+        self._stiffness = np.ascontiguousarray(fe.joint_stiffness, float)
+        self._zero_v, self._difference = np.zeros(model.nv), np.zeros(model.nv)
+        self._passive_energy = None  # passive_energy's entry point for these argument types (on first use)
         self.budget = None  # J: the most energy the scene may have now
         # (bytes of q⁺, q̇⁺ and the control's arrays, the arrays (for dtype and shape), E⁺) of the last step:
         # the next step's start if nothing changed (bytes: a copy that compares in one go)
         self._last = None
 
     def _energy(self, q, qd, control):
-        """E(q, q̇) (J), as ``ForceEvaluator.energy``: one kinematics pass and one kernel when only gravity
-        stores energy (a chain), else the evaluator's forces pass for the springs' and point forces'
+        """E(q, q̇) (J), as ``ForceEvaluator.energy``: one kernel without point forces and moving loads (a
+        chain, the thesis trees), else the evaluator's forces pass for the springs' and point forces'
         potentials (plus the joint springs')."""
         s = self.s
         tree, ws, fe = s.model.tree, s.ws, s.forces
-        if self._fast:
-            joint_pass(tree, q, ws)
-            world_pass(tree, ws)
-            velocity_pass(tree, q, qd, ws)
-            extra = 0.0
-        else:
-            fe.evaluate(q, qd, control, ws)  # the same three passes, then the springs and point forces
-            extra = fe.spring_energy + fe.point_force_energy + fe.joint_spring_energy(q, control.joint_rest)
+        if self._fast:  # one kernel call: the evaluator's Python passes cost 1.4× a direct step on the thesis trees
+            flat = s._flat
+            args = (flat.ints, flat.floats, flat.work, np.ascontiguousarray(q, float), np.ascontiguousarray(qd, float),
+                    self._mass, self._com, self._gravity, np.ascontiguousarray(control.joint_rest, float),
+                    self._spring_v, self._stiffness, self._zero_v, self._difference, fe.pairs)
+            if self._passive_energy is None:
+                self._passive_energy = compiled_for(passive_energy, args)
+            return float(self._passive_energy(*args))
+        fe.evaluate(q, qd, control, ws)  # the same three passes, then the springs and point forces
+        extra = fe.spring_energy + fe.point_force_energy + fe.joint_spring_energy(q, control.joint_rest)
         kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
         return kin + pot + extra
 

@@ -44,7 +44,7 @@ from ..forces.point_pair import point_pair_kernel
 from ..integrators import integrate_kernel, position_error
 from ..spatial import inertia_times
 from .block_jacobi import block_jacobi_solve, pcg_solve
-from .energy_guard import kinetic_and_gravity
+from .energy_guard import kinetic_and_gravity, pair_energy, point_force_energy
 from .geometric_stiffness import add_tension_blocks, segment_tensors
 from .reduced_operators import jacobian_transpose_product
 
@@ -263,8 +263,8 @@ def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, flo
     (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
     one). guard: also fill energies with E(q, q̇) and E(q⁺, q̇⁺) (J; T + gravity + springs +
     point forces + joint springs, summed as ``EnergyGuard._energy``) for the energy guard, which would
-    otherwise redo the kinematics and forces passes in Python; the second leaves ws and the force
-    arrays at (q⁺, q̇⁺), as the guard's own evaluation did. Returns PCG's iteration count."""
+    otherwise redo the kinematics and forces passes in Python; the second leaves ws at (q⁺, q̇⁺) (the
+    force arrays stay at (q, q̇)). Returns PCG's iteration count."""
     # borrowed arrays (_jit.borrowed): the per-body views below then update no reference counts
     tree = unpack_tree(ints, floats)
     ws = unpack_workspace(ints, work)
@@ -288,9 +288,13 @@ def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, flo
     for k in range(q.shape[0]):
         q_out[k] = q[k]
     integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
-    if guard:  # E(q⁺, q̇⁺): ForceEvaluator.evaluate's passes, then the same sums as E(q, q̇)
-        spring_energy, point_energy = kinematics_and_forces(tree, ws, pairs, fa, q_out, x, pf_body, pf_point,
-                                                           pf_force, pf_K, springs_geometric)
+    if guard:  # E(q⁺, q̇⁺): the kinematics, then the same sums as E(q, q̇) — only the potentials: the
+        # forces' wrenches and 12 × 12 blocks at (q⁺, q̇⁺) are the next step's to compute
+        joint_pass(tree, q_out, ws)
+        world_pass(tree, ws)
+        velocity_pass(tree, q_out, x, ws)
+        spring_energy = pair_energy(ws.X0_E, ws.X0_r, pairs)
+        point_energy = point_force_energy(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force)
         if fa.spring_v.shape[0] > 0:
             position_error(tree, q_out, fa.zero_v, rest, 0.0, fa.difference)
         kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
