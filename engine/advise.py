@@ -451,11 +451,13 @@ class Advisor:
             bound = self._deferred_bound(solver)
             if pick is not None and bound is not None:
                 ratio = bound[0] / pick.steady_seconds_per_frame
-                why = (f"probed below {1 / PROBE_ADVANTAGE:.2f}×" if ratio * PROBE_ADVANTAGE >= 1 else
+                why = (f"probed only below {1 / PROBE_ADVANTAGE:.2f}×" if ratio * PROBE_ADVANTAGE >= 1 else
                        f"a probe would have taken the advisor past {100 * PROBE_BUDGET:g} % of the bake")
-                reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, where {mate} "
-                               f"spends {100 * bound[1]:.0f} % of its step; even with a free solve it would cost "
-                               f"≥ {ratio:.2f}× the pick ({why})")
+                # a share of 0 is the RedMax step's exact block solve (no couplings): reported as 0 s, as none beats it
+                where = (f"where {mate}'s solve is one exact block solve (no spring couples two bodies)" if bound[1] == 0
+                         else f"where {mate} spends {100 * bound[1]:.0f} % of its step")
+                reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, {where}; even "
+                               f"with a free solve it would cost ≥ {ratio:.2f}× the pick ({why})")
             elif pick is not None:
                 reasons.append(f"{solver}: not probed: it takes {mate}'s step but for the linear solve, and {mate} "
                                "was never timed stable enough to bound it")
