@@ -81,7 +81,7 @@ def parse_geometric_stiffness(value):
                          f"got {value!r}") from None
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def com_acceleration(w, al, c, out):
     """out (3,) = classical acceleration of the body point c (link coordinates) for the body's
     twist w = [ω; v₀] and spatial acceleration al = [α; a₀]: a₀ + α × c + ω × (v₀ + ω × c)."""
@@ -153,7 +153,7 @@ def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, own, F
             T[p, a, 2] += d * f2
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _eigenvector(M, lam, v):
     """Unit eigenvector v of the symmetric 3 × 3 M for its simple eigenvalue lam: the longest cross
     product of two rows of M − lam I."""
@@ -183,7 +183,7 @@ def _eigenvector(M, lam, v):
         v[k] /= nrm
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def psd_part(M, v, out):
     """out = Π(M) for a symmetric 3 × 3 M: its eigenvalues below 0 set to 0 (closed form:
     trigonometric eigenvalues, eigenvectors by cross products; v (3,) scratch)."""
