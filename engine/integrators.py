@@ -27,7 +27,7 @@ def integrate(model, q, v, dt: float) -> np.ndarray:
     return out
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def position_error(tree, q, qd, q_target, dt, err):
     """err (nv,) = (q ⊖ q̄) + Δt q̇ joint by joint — the q + Δt q̇ − q̄ of Eq. 6 / 40 on each manifold.
 

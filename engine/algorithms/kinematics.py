@@ -38,7 +38,7 @@ def joint_pass(tree, q, ws):
             joint_motion_subspace(jt, tree.joint_axis[i], q, tree.q_start[i], ws.S, tree.v_start[i])
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def velocity_pass(tree, q, qd, ws):
     """v_i = Xup v_λ + S q̇_i and c_i = c_J + v_i × v_J (needs joint_pass first)."""
     n = tree.parent.shape[0]

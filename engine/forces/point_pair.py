@@ -130,7 +130,7 @@ def _add_geometric_term(X0_E, body, l, f_world, sign, K):
             K[j, 3 + i] += sign * 0.5 * Fx[i, j]
 
 
-@kernel
+@kernel(inline="llvm")
 def point_pair_kernel(X0_E, X0_r, v_link, pairs, geometric, wrench, wrench_damping, K, D, active):
     """Evaluate every pair of ``pairs`` (``PairArrays``): wrenches (n, 6) += spring forces, wrench_damping += damper forces,
     K, D (m, 12, 12) per pair (rows/cols 0–5 body a, 6–11 body b); active[s] = 0 when slack.

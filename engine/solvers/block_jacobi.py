@@ -15,7 +15,7 @@ from ..spatial import transform_force_transpose, transform_motion
 from .reduced_operators import system_product
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def block_jacobi_solve(tree, ws, x, out):
     """out = P⁻¹ x (Alg. 4 lines 11–17); needs articulated_inertia_pass(tree, ws, A, r)."""
     n = tree.parent.shape[0]

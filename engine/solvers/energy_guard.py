@@ -24,7 +24,7 @@ from .._jit import kernel
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def kinetic_and_gravity(tree, ws, mass, com, gravity, with_velocity):
     """(½ Σ vᵀ I v, −Σ m g·c) (J) from the workspace's kinematics (joint_pass, world_pass and, if
     ``with_velocity``, velocity_pass): link twists and link spatial inertias, centres of mass in world."""

@@ -108,7 +108,7 @@ def body_velocity_product(tree, ws, i, com, acc6, out):
     com_acceleration(ws.v[i], acc6[i], com, out)
 
 
-@kernel
+@kernel(inline="llvm")
 def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, own, F, T):
     """T[l] (n, 3, 3) = Σ_σ d_σ F_σᵀ over body l's segments, link coordinates of l (see module doc).
 
@@ -227,7 +227,7 @@ def psd_part(M, v, out):
             out[a, b] = hi * v[a] * v[b]
 
 
-@kernel
+@kernel(inline="llvm")
 def add_tension_blocks(T, scale, A):
     """A[l, :3, :3] += scale · Π(tr(T_l) I − sym T_l) for every body (Π: clamp eigenvalues at 0)."""
     n = T.shape[0]

@@ -139,7 +139,7 @@ def unpack_system(buf, n, nv, m):
             contiguous_view(buf, o[11], (nv,)), contiguous_view(buf, o[12], (nv,)), contiguous_view(buf, o[13], (2,)))
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, pf_body, pf_K, A, coupling):
     """A = I + h D_body + own blocks of every pair and point force; coupling[s] = (hD + h²K)_ab."""
     n = link_inertia.shape[0]

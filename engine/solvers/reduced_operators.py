@@ -30,7 +30,7 @@ def joint_velocity(tree, ws, i, qd, vJ):
             vJ[k] += ws.S[vs + d, k] * qd[vs + d]
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def jacobian_product(tree, ws, x, y):
     """y (n, 6) = J x: link twists for joint velocities x (nv,) (Alg. 2, first line)."""
     n = tree.parent.shape[0]
@@ -77,7 +77,7 @@ def jacobian_dot_product(tree, ws, q, qd, x, y, z):
                 y[i, k] += ws.S[vs + d, k] * x[vs + d]
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def jacobian_transpose_product(tree, ws, w, out):
     """out (nv,) = Jᵀ w for link wrenches w (n, 6); w is overwritten (Alg. 3)."""
     n = tree.parent.shape[0]
