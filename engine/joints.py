@@ -139,7 +139,7 @@ def revolute_link_transform(axis, theta, E_tree, E_out):
         E_out[2, j] = e20 * a + e21 * b + e22 * c
 
 
-@kernel(inline="llvm", refcounts=False)
+@kernel(refcounts=False)
 def joint_transform(jtype, axis, q, qs, E, r):
     """Fill X_J(q) = (E, r), the parent-side joint frame → child link frame transform.
 
@@ -192,7 +192,7 @@ def joint_transform(jtype, axis, q, qs, E, r):
             r[2] = q[qs + 2]
 
 
-@kernel(inline="llvm", refcounts=False)
+@kernel(refcounts=False)
 def joint_motion_subspace(jtype, axis, q, qs, S, vs):
     """Fill rows S[vs:vs+nv] with the joint's motion subspace in child link coordinates."""
     if jtype == REVOLUTE:  # Eq. 2.29
@@ -220,7 +220,7 @@ def joint_motion_subspace(jtype, axis, q, qs, S, vs):
                 S[vs + d, k] = 1.0 if k == d else 0.0
 
 
-@kernel(inline="llvm", refcounts=False)
+@kernel(refcounts=False)
 def joint_bias_acceleration(jtype, axis, q, qs, qd, x, vs, cJ):
     """cJ (6,) = Ṡ(q, q̇) x in child coordinates (x = q̇ gives Featherstone's c_J).
 
@@ -236,7 +236,7 @@ def joint_bias_acceleration(jtype, axis, q, qs, qd, x, vs, cJ):
         cJ[2] = c2 * w
 
 
-@kernel(inline="llvm", refcounts=False)
+@kernel(refcounts=False)
 def integrate_joint(jtype, q, qs, v, vs, dt, out):
     """out[qs:qs+nq] = q ⊕ v·dt for one joint (out may alias q)."""
     if jtype == REVOLUTE or jtype == PRISMATIC:
