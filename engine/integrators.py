@@ -13,7 +13,7 @@ from .algorithms._checks import as_q
 from .joints import integrate_joint, joint_difference
 
 
-@kernel
+@kernel(refcounts=False)
 def integrate_kernel(joint_type, q_start, v_start, q, v, dt, out):
     """out = q ⊕ v·dt for every joint (out may alias q)."""
     for i in range(joint_type.shape[0]):
@@ -27,7 +27,7 @@ def integrate(model, q, v, dt: float) -> np.ndarray:
     return out
 
 
-@kernel
+@kernel(inline="llvm", refcounts=False)
 def position_error(tree, q, qd, q_target, dt, err):
     """err (nv,) = (q ⊖ q̄) + Δt q̇ joint by joint — the q + Δt q̇ − q̄ of Eq. 6 / 40 on each manifold.
 

@@ -69,7 +69,7 @@ def neutral_q(jtype: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------ quaternions
-@kernel
+@kernel(refcounts=False)
 def quat_to_matrix(q, qs, R):
     """R (3, 3) = rotation of unit quaternion q[qs:qs+4] = (w, x, y, z)."""
     w, x, y, z = q[qs], q[qs + 1], q[qs + 2], q[qs + 3]
@@ -84,7 +84,7 @@ def quat_to_matrix(q, qs, R):
     R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@kernel
+@kernel(refcounts=False)
 def _quat_times_exp(q, qs, w0, w1, w2, out, os):
     """out[os:os+4] = q ⊗ exp(ω/2) for a body-frame rotation vector ω, renormalised."""
     th = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
@@ -103,7 +103,7 @@ def _quat_times_exp(q, qs, w0, w1, w2, out, os):
     _store_unit_quat(rw, rx, ry, rz, out, os)
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _store_unit_quat(w, x, y, z, out, os):
     """out[os:os+4] = (w, x, y, z) / |(w, x, y, z)|."""
     n = math.sqrt(w * w + x * x + y * y + z * z)
@@ -139,7 +139,7 @@ def revolute_link_transform(axis, theta, E_tree, E_out):
         E_out[2, j] = e20 * a + e21 * b + e22 * c
 
 
-@kernel
+@kernel(refcounts=False)
 def joint_transform(jtype, axis, q, qs, E, r):
     """Fill X_J(q) = (E, r), the parent-side joint frame → child link frame transform.
 
@@ -192,7 +192,7 @@ def joint_transform(jtype, axis, q, qs, E, r):
             r[2] = q[qs + 2]
 
 
-@kernel
+@kernel(refcounts=False)
 def joint_motion_subspace(jtype, axis, q, qs, S, vs):
     """Fill rows S[vs:vs+nv] with the joint's motion subspace in child link coordinates."""
     if jtype == REVOLUTE:  # Eq. 2.29
@@ -220,7 +220,7 @@ def joint_motion_subspace(jtype, axis, q, qs, S, vs):
                 S[vs + d, k] = 1.0 if k == d else 0.0
 
 
-@kernel
+@kernel(refcounts=False)
 def joint_bias_acceleration(jtype, axis, q, qs, qd, x, vs, cJ):
     """cJ (6,) = Ṡ(q, q̇) x in child coordinates (x = q̇ gives Featherstone's c_J).
 
@@ -236,7 +236,7 @@ def joint_bias_acceleration(jtype, axis, q, qs, qd, x, vs, cJ):
         cJ[2] = c2 * w
 
 
-@kernel
+@kernel(refcounts=False)
 def integrate_joint(jtype, q, qs, v, vs, dt, out):
     """out[qs:qs+nq] = q ⊕ v·dt for one joint (out may alias q)."""
     if jtype == REVOLUTE or jtype == PRISMATIC:
@@ -325,7 +325,7 @@ def difference(jtype: int, q0, q1) -> np.ndarray:
     return np.concatenate([w, Vinv @ dp])
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _quat_log_of_product(a, ao, b, bo, out, os):
     """out[os:os+3] = log(a⁻¹ ⊗ b), the rotation vector from a to b (shortest arc; a, b need not be unit)."""
     aw, ax, ay, az = a[ao], -a[ao + 1], -a[ao + 2], -a[ao + 3]
@@ -346,7 +346,7 @@ def _quat_log_of_product(a, ao, b, bo, out, os):
     out[os + 2] = f * rz
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def joint_difference(jtype, nv, q0, q1, qs, out, vs):
     """out[vs:vs+nv] = q1 ⊖ q0: the velocity v with q0 ⊕ v = q1 for one joint.
 
@@ -385,7 +385,7 @@ def joint_difference(jtype, nv, q0, q1, qs, out, vs):
             out[vs + d] = q1[qs + d] - q0[qs + d]
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def matrix_to_quat_kernel(R, out, os):
     """out[os:os+4] = unit quaternion (w, x, y, z), w ≥ 0, of rotation R (Shepperd's method)."""
     t0 = R[0, 0] + R[1, 1] + R[2, 2]
@@ -429,7 +429,7 @@ def joint_coordinates_kernel(jtype, axis, R, r, q, qs):
         matrix_to_quat_kernel(R, q, qs + 3)
 
 
-@kernel
+@kernel(refcounts=False)
 def _matrices_to_quat_kernel(R, out):
     for k in range(R.shape[0]):
         matrix_to_quat_kernel(R[k], out[k], 0)

@@ -126,10 +126,10 @@ def run_aba():
     engine.aba(model, q, qd, tau=np.zeros(model.nv))
 
 
-def run_bridge(frames: int, substeps: int, recorder: CompileRecorder, scene: str = "BRIDGE"):
+def run_bridge(frames: int, substeps: int, recorder: CompileRecorder, scene: str = "BRIDGE", root: Path = ROOT):
     """The bake; returns the (name, signature) of every kernel compiled after the add-on's warm-up (the
     bake's own compiles, which no progress shows: none when the warm-up covers the scene)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(root / "scripts"))  # the measured checkout's bake_demo (it imports that add-on)
     import bake_demo
     from engine import warmup
 
@@ -184,7 +184,7 @@ def main(argv=None) -> int:
                 run_aba()
                 title = "first engine.aba (20-body floating binary tree)"
             else:
-                late = run_bridge(args.frames, args.substeps, recorder, args.scene)
+                late = run_bridge(args.frames, args.substeps, recorder, args.scene, args.root.resolve())
                 title = f"first bake of the {args.scene.lower()} ({args.frames} frames × {args.substeps} substeps)"
             report(title, recorder, time.process_time() - t0, args.top)
             if case == "bridge":

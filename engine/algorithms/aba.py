@@ -112,7 +112,7 @@ def revolute_inward_step(tree, i, ws, tau, Ia, pa, tmp6):
         ws.pA[p, k] += tmp6[k]
 
 
-@kernel
+@kernel(refcounts=False)
 def articulated_inertia_pass(tree, ws, inertia, reduced_diag):
     """Inward pass for articulated inertias only (needs joint_pass): IA, U, D⁻¹.
 

@@ -38,7 +38,7 @@ def joint_pass(tree, q, ws):
             joint_motion_subspace(jt, tree.joint_axis[i], q, tree.q_start[i], ws.S, tree.v_start[i])
 
 
-@kernel(refcounts=False)
+@kernel(inline="llvm", refcounts=False)
 def velocity_pass(tree, q, qd, ws):
     """v_i = Xup v_λ + S q̇_i and c_i = c_J + v_i × v_J (needs joint_pass first)."""
     n = tree.parent.shape[0]
@@ -83,7 +83,7 @@ def velocity_pass(tree, q, qd, ws):
                 ci[k] = 0.0
 
 
-@kernel
+@kernel(refcounts=False)
 def world_pass(tree, ws):
     """X0_i (world → link i) = Xup_i · X0_λ (needs joint_pass first)."""
     n = tree.parent.shape[0]
@@ -98,7 +98,7 @@ def world_pass(tree, ws):
                     ws.X0_E[i, a, b] = ws.Xup_E[i, a, b]
 
 
-@kernel
+@kernel(refcounts=False)
 def _kinematics_kernel(tree, q, ws):
     joint_pass(tree, q, ws)
     world_pass(tree, ws)

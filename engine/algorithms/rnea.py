@@ -9,7 +9,7 @@ from ._checks import as_body_forces, as_q, as_v
 from .kinematics import joint_pass, velocity_pass
 
 
-@kernel
+@kernel(refcounts=False)
 def rnea_kernel(tree, q, qd, qdd, f_ext, gravity_scale, ws, tau):
     """tau (nv,) = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵀ f_ext.
 
@@ -21,7 +21,7 @@ def rnea_kernel(tree, q, qd, qdd, f_ext, gravity_scale, ws, tau):
     rnea_passes(tree, qdd, f_ext, gravity_scale, ws, tau)
 
 
-@kernel
+@kernel(inline="llvm", refcounts=False)
 def rnea_passes(tree, qdd, f_ext, gravity_scale, ws, tau):
     """The two passes of ``rnea_kernel`` on kinematics already in ``ws`` (joint_pass and
     velocity_pass at the step's q, q̇: a stepper that has them skips recomputing them)."""

@@ -14,7 +14,7 @@ from .._jit import kernel
 from .point_pair import _add_geometric_term, _add_point_wrench, _point_world
 
 
-@kernel
+@kernel(inline="llvm")
 def point_force_kernel(X0_E, X0_r, body, point, force, geometric, wrench, K):
     """wrench (n, 6) += each force's wrench; K (m, 6, 6) its symmetrized stiffness. Returns V (J)."""
     x = np.empty(3)

@@ -56,7 +56,7 @@ class PairArrays(NamedTuple):
     tension_only: np.ndarray
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _point_world(X0_E, X0_r, body, l, out_x, out_G):
     """World position of link point l, and G = R Γ (3 × 6) (zero for the world)."""
     if body < 0:
@@ -80,7 +80,7 @@ def _point_world(X0_E, X0_r, body, l, out_x, out_G):
         out_G[k, 5] = r2
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _add_point_wrench(X0_E, body, l, f_world, sign, wrench):
     """wrench[body] += sign · [l × Rᵀf; Rᵀf] (link coordinates)."""
     if body < 0:
@@ -130,7 +130,7 @@ def _add_geometric_term(X0_E, body, l, f_world, sign, K):
             K[j, 3 + i] += sign * 0.5 * Fx[i, j]
 
 
-@kernel
+@kernel(inline="llvm")
 def point_pair_kernel(X0_E, X0_r, v_link, pairs, geometric, wrench, wrench_damping, K, D, active):
     """Evaluate every pair of ``pairs`` (``PairArrays``): wrenches (n, 6) += spring forces, wrench_damping += damper forces,
     K, D (m, 12, 12) per pair (rows/cols 0–5 body a, 6–11 body b); active[s] = 0 when slack.

@@ -15,7 +15,7 @@ from ..spatial import transform_force_transpose, transform_motion
 from .reduced_operators import system_product
 
 
-@kernel
+@kernel(inline="llvm", refcounts=False)
 def block_jacobi_solve(tree, ws, x, out):
     """out = P⁻¹ x (Alg. 4 lines 11–17); needs articulated_inertia_pass(tree, ws, A, r)."""
     n = tree.parent.shape[0]
@@ -68,14 +68,14 @@ def block_jacobi_solve(tree, ws, x, out):
                 dV[i, k] += ws.S[vs + d, k] * out[vs + d]
 
 
-@kernel
+@kernel(refcounts=False)
 def block_jacobi_solve_rows(tree, ws, X, out):
     """out[k] = P⁻¹ X[k] for every row k (e.g. the constraint rows: Y = (P⁻¹Gᵀ)ᵀ)."""
     for k in range(X.shape[0]):
         block_jacobi_solve(tree, ws, X[k], out[k])
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def project_residual(r, G, Y, Sinv, lam):
     """r ← r − Gᵀ (G P⁻¹ Gᵀ)⁺ G P⁻¹ r with G (l, nv) and Y = (P⁻¹Gᵀ)ᵀ (a no-op for l = 0).
 
@@ -98,7 +98,7 @@ def project_residual(r, G, Y, Sinv, lam):
             r[k] -= G[a, k] * s
 
 
-@kernel
+@kernel(refcounts=False)
 def pcg_solve(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, b, x, tol, max_iter, r, z, p, Ap, y, w,
               G, Y, Sinv, lam):
     """Preconditioned CG for M̃ x = b, warm-started from x (overwritten with the solution).

@@ -44,7 +44,7 @@ def closure_arrays(closures) -> ClosureArrays:
         np.array([lc.rest_rotation for lc in closures], float).reshape(m, 3, 3))
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _link_pose(X0_E, X0_r, body, R, p):
     """R = world rotation of the link (X0_Eᵀ), p its origin; identity for the world."""
     for i in range(3):
@@ -56,7 +56,7 @@ def _link_pose(X0_E, X0_r, body, R, p):
                 R[i, j] = 1.0 if i == j else 0.0
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _angular_row(Ra, Rb, e, row):
     """e·(ω_b − ω_a) over link twists (ω_world = R ω_link): [−Raᵀe, 0, Rbᵀe, 0]."""
     for j in range(3):
@@ -180,14 +180,14 @@ def constraint_rows_kernel(n_rot, bodies, points, axes, rest, X0_E, X0_r, row_bo
             k += 1
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@kernel
+@kernel(refcounts=False)
 def constraint_jacobian(tree, ws, row_bodies, rows, w, G):
     """G (l, nv): row k = (Jᵀ w_k)ᵀ, w_k the row's wrenches on its two bodies; w (n, 6) scratch."""
     for k in range(rows.shape[0]):

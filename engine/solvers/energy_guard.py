@@ -26,7 +26,7 @@ from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from ..integrators import position_error
 
 
-@kernel
+@kernel(inline="llvm", refcounts=False)
 def kinetic_and_gravity(tree, ws, mass, com, gravity, with_velocity):
     """(½ Σ vᵀ I v, −Σ m g·c) (J) from the workspace's kinematics (joint_pass, world_pass and, if
     ``with_velocity``, velocity_pass): link twists and link spatial inertias, centres of mass in world."""

@@ -81,7 +81,7 @@ def parse_geometric_stiffness(value):
                          f"got {value!r}") from None
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def com_acceleration(w, al, c, out):
     """out (3,) = classical acceleration of the body point c (link coordinates) for the body's
     twist w = [ω; v₀] and spatial acceleration al = [α; a₀]: a₀ + α × c + ω × (v₀ + ω × c)."""
@@ -108,7 +108,7 @@ def body_velocity_product(tree, ws, i, com, acc6, out):
     com_acceleration(ws.v[i], acc6[i], com, out)
 
 
-@kernel
+@kernel(inline="llvm")
 def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, own, F, T):
     """T[l] (n, 3, 3) = Σ_σ d_σ F_σᵀ over body l's segments, link coordinates of l (see module doc).
 
@@ -153,7 +153,7 @@ def segment_tensors(tree, ws, mass, com, gravity, wrench, inertial, acc6, own, F
             T[p, a, 2] += d * f2
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _eigenvector(M, lam, v):
     """Unit eigenvector v of the symmetric 3 × 3 M for its simple eigenvalue lam: the longest cross
     product of two rows of M − lam I."""
@@ -183,7 +183,7 @@ def _eigenvector(M, lam, v):
         v[k] /= nrm
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def psd_part(M, v, out):
     """out = Π(M) for a symmetric 3 × 3 M: its eigenvalues below 0 set to 0 (closed form:
     trigonometric eigenvalues, eigenvectors by cross products; v (3,) scratch)."""
@@ -227,7 +227,7 @@ def psd_part(M, v, out):
             out[a, b] = hi * v[a] * v[b]
 
 
-@kernel
+@kernel(inline="llvm")
 def add_tension_blocks(T, scale, A):
     """A[l, :3, :3] += scale · Π(tr(T_l) I − sym T_l) for every body (Π: clamp eigenvalues at 0)."""
     n = T.shape[0]

@@ -140,7 +140,7 @@ def unpack_system(buf, n, nv, m):
             contiguous_view(buf, o[11], (nv,)), contiguous_view(buf, o[12], (nv,)), contiguous_view(buf, o[13], (2,)))
 
 
-@kernel
+@kernel(inline="llvm", refcounts=False)
 def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, pf_body, pf_K, A, coupling):
     """A = I + h D_body + own blocks of every pair and point force; coupling[s] = (hD + h²K)_ab."""
     n = link_inertia.shape[0]
@@ -166,7 +166,7 @@ def assemble_blocks(link_inertia, body_damping_blocks, h, pair_a, pair_b, K, D, 
                 A[b, r, c] += h2 * pf_K[s, r, c]
 
 
-@kernel
+@kernel(refcounts=False)
 def assemble_step_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point, pf_force, pf_K, h,
                          springs_geometric, joint_tension, inertial, closure_forces, articulated):
     """``assemble_system`` as a kernel of its own (the steps that do more than ``pcg_step``)."""

@@ -20,7 +20,7 @@ from ..joints import joint_bias_acceleration
 from ..spatial import cross_motion, transform_force_transpose, transform_motion
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def joint_velocity(tree, ws, i, qd, vJ):
     """vJ (6,) = S_i q̇_i: body i's velocity relative to its parent (link coordinates)."""
     vs = tree.v_start[i]
@@ -30,7 +30,7 @@ def joint_velocity(tree, ws, i, qd, vJ):
             vJ[k] += ws.S[vs + d, k] * qd[vs + d]
 
 
-@kernel
+@kernel(inline="llvm", refcounts=False)
 def jacobian_product(tree, ws, x, y):
     """y (n, 6) = J x: link twists for joint velocities x (nv,) (Alg. 2, first line)."""
     n = tree.parent.shape[0]
@@ -47,7 +47,7 @@ def jacobian_product(tree, ws, x, y):
                 y[i, k] += ws.S[vs + d, k] * x[vs + d]
 
 
-@kernel
+@kernel(refcounts=False)
 def jacobian_dot_product(tree, ws, q, qd, x, y, z):
     """z (n, 6) = J̇(q, q̇) x and y = J x (Alg. 2): z_i = Xup z_p + (Xup y_p) × v_J + Ṡ x."""
     n = tree.parent.shape[0]
@@ -77,7 +77,7 @@ def jacobian_dot_product(tree, ws, q, qd, x, y, z):
                 y[i, k] += ws.S[vs + d, k] * x[vs + d]
 
 
-@kernel
+@kernel(inline="llvm", refcounts=False)
 def jacobian_transpose_product(tree, ws, w, out):
     """out (nv,) = Jᵀ w for link wrenches w (n, 6); w is overwritten (Alg. 3)."""
     n = tree.parent.shape[0]
@@ -96,7 +96,7 @@ def jacobian_transpose_product(tree, ws, w, out):
                 w[p, k] += t[k]
 
 
-@kernel
+@kernel(refcounts=False)
 def system_product(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, x, y, w, out):
     """out = M̃ x = Jᵀ (blkdiag(A) + couplings) J x + r ⊙ x in O(n + pairs); y, w (n, 6) scratch."""
     jacobian_product(tree, ws, x, y)
