@@ -355,22 +355,24 @@ def _constraint_limits(host, jtype, axis, jrot, flip):
     angular limits of its free axes (as ``_axis_limits``). Blender's angle is that of object1 relative
     to object2 (checked against Blender's own rigid body solver in tests/test_addon_limits.py); when the
     tree has object2 as the child (flip), the bounds change sign and swap."""
-    c = host.rigid_body_constraint
-    if c.type == "HINGE":
-        limits = _axis_limits([(False, 0, 0), (False, 0, 0), (c.use_limit_ang_z, c.limit_ang_z_lower,
-                                                              c.limit_ang_z_upper)], jtype, np.asarray(axis), jrot)
-    elif c.type == "SLIDER":
-        limits = _axis_limits([(c.use_limit_lin_x, c.limit_lin_x_lower, c.limit_lin_x_upper), (False, 0, 0),
-                               (False, 0, 0)], jtype, np.asarray(axis), jrot)
-    elif c.type == "GENERIC":
-        axes = [(getattr(c, f"use_limit_ang_{a}"), getattr(c, f"limit_ang_{a}_lower"), getattr(c, f"limit_ang_{a}_upper"))
-                for a in "xyz"]
-        limits = _axis_limits(axes, jtype, np.asarray(axis), jrot)
-    else:
-        limits = None
+    axes = _limit_axes(host.rigid_body_constraint)
+    limits = None if axes is None else _axis_limits(axes, jtype, np.asarray(axis), jrot)
     if limits is not None and flip:
         limits = (-limits[1], -limits[0])
     return limits
+
+
+def _limit_axes(c):
+    """(use, lower, upper) per axis of the limits a Rigid Body Constraint ``c`` sets (``_axis_limits``'s
+    input): HINGE ``limit_ang_z``, SLIDER ``limit_lin_x``, GENERIC ``limit_ang_x/y/z``; None for other types."""
+    if c.type == "HINGE":
+        return [(False, 0, 0), (False, 0, 0), (c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper)]
+    if c.type == "SLIDER":
+        return [(c.use_limit_lin_x, c.limit_lin_x_lower, c.limit_lin_x_upper), (False, 0, 0), (False, 0, 0)]
+    if c.type == "GENERIC":
+        return [(getattr(c, f"use_limit_ang_{a}"), getattr(c, f"limit_ang_{a}_lower"), getattr(c, f"limit_ang_{a}_upper"))
+                for a in "xyz"]
+    return None
 
 
 def _hosts(bscene, objects):
@@ -494,17 +496,10 @@ def scene_facts(bscene) -> dict:
 
 
 def _limits_a_joint(c) -> bool:
-    """Whether a Rigid Body Constraint may limit its joint (``_constraint_limits``): a HINGE or SLIDER limit
-    that is on, a GENERIC angular limit that is on and not a 0..0 lock."""
-    if c.type == "HINGE":
-        return c.use_limit_ang_z
-    if c.type == "SLIDER":
-        return c.use_limit_lin_x
-    if c.type == "GENERIC":
-        return any(getattr(c, f"use_limit_ang_{a}") and not (getattr(c, f"limit_ang_{a}_lower") == 0.0
-                                                              and getattr(c, f"limit_ang_{a}_upper") == 0.0)
-                   for a in "xyz")
-    return False
+    """Whether a Rigid Body Constraint may limit its joint (``_constraint_limits``): a limit that is on, other
+    than a GENERIC 0..0 lock (a locked axis, not a limit)."""
+    return any(use and not (c.type == "GENERIC" and lower == 0.0 and upper == 0.0)
+               for use, lower, upper in _limit_axes(c) or ())
 
 
 def _end(bscene, link, which, targets):
