@@ -162,6 +162,17 @@ class EnergyGuard:
         kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
         return kin + pot + extra
 
+    def last_energy(self, state, control):
+        """E(q⁺, q̇⁺) (J) of the last step when ``state`` and ``control`` are its arrays unchanged (compared
+        bytewise, as ``apply`` does); None otherwise (no step yet, another state or control, lists)."""
+        if self._last is None:
+            return None
+        try:
+            now = [a.tobytes() for a in (state.q, state.qd, control.joint_rest, *control.point_forces)]
+        except AttributeError:  # a control built from lists
+            return None
+        return self._last[2] if now == self._last[0] else None
+
     def apply(self, state, q_new, qd_new, control, energies=None):
         """qd_new, or its rates scaled down (module doc). energies: (E(q, q̇), E(q⁺, q̇⁺)) when the step
         already has them (``redmax_step.pcg_step``), else computed here."""

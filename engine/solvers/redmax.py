@@ -264,16 +264,12 @@ class RedMaxStepper:
         ``state`` (the step kernel's, or the guard's own after a clamp), equal to ``energy`` to round-off; None
         without a guard or when ``state`` or ``control`` are not that step's (compared bytewise, as the guard does).
         start=True: E(q, q̇) at that step's start instead (the one-call step's own; None on the general path)."""
-        last = None if self._energy_guard is None else self._energy_guard._last
-        if last is None or (start and not self._one_call):
+        if self._energy_guard is None or (start and not self._one_call):
             return None
-        try:
-            now = [a.tobytes() for a in (state.q, state.qd, control.joint_rest, *control.point_forces)]
-        except AttributeError:  # a control built from lists
+        e1 = self._energy_guard.last_energy(state, control)
+        if e1 is None:
             return None
-        if now != last[0]:
-            return None
-        return float(self._energies[0]) if start else last[2]
+        return float(self._energies[0]) if start else e1
 
     # ------------------------------------------------------------- solves
     def _prepare_solver(self, reduced_diag, articulated_done=False):
