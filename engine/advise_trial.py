@@ -239,11 +239,10 @@ class Trial:
             e = sim.energy()
         self._emin = min(self._emin, e)
         r.energy_rise = max(r.energy_rise, e - self._e0)
-        r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
         # lazily: only once the energy rose past round-off, so that a rise is always told against the whole scale
         if not self.lazy_kinetic or r.energy_rise > self._floor:
             if not self._ke0_known:  # the start's kinetic energy, left out so far (lazy_kinetic)
                 self._kemax = max(self._kemax, self._kinetic(self.sim.scene.q0, self.sim.scene.qd0))
                 self._ke0_known = True
             self._kemax = max(self._kemax, self._kinetic(sim.state.q, sim.state.qd))
-            r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
+        r.energy_scale = self._kemax + (self._e0 - self._emin) + self._floor
