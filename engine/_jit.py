@@ -19,6 +19,8 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
+
 _DISABLED = os.environ.get("ENGINE_DISABLE_JIT", "").strip().lower() in ("1", "true", "yes", "on")
 
 try:  # pragma: no cover - exercised by whichever environment runs the tests
@@ -197,8 +199,6 @@ def compiled_for(fn, args):
         entry = _ENTRY_POINTS[key] = fn.compile(tuple(_numba.typeof(a) for a in args))
     return entry
 
-
-import numpy as np  # noqa: E402 (here, not at the top: kept apart from the kernel decorator's imports)
 
 _ENTRY_POINTS: dict = {}  # (kernel, argument keys) -> compiled entry point (compiled_for)
 
