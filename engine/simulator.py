@@ -12,7 +12,7 @@ from .model import State
 from .scene import Scene
 from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_options, check_step_count
 from .solvers.joint_limits import check_enforce_limits
-from .solvers.registry import SOLVERS, STEPPERS, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
+from .solvers.registry import SOLVERS, STEPPERS, check_option_names, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
 
 
 @dataclass
@@ -37,6 +37,11 @@ class SimulationStats:
     @property
     def mean_iterations(self) -> float:
         return float(np.mean(self.iterations)) if self.iterations else 0.0
+
+
+# the options Simulator takes itself (the rest go to the solver's stepper: ``registry.solver_options``)
+SIMULATOR_OPTIONS = ("on_unconverged", "contact_method", "contact_threads", "contact_options", "enforce_limits",
+                     "limit_options")
 
 
 class Simulator:
@@ -73,8 +78,7 @@ class Simulator:
     """
 
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
-        if solver not in STEPPERS:
-            raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(STEPPERS)}")
+        check_option_names(solver, options, SIMULATOR_OPTIONS)
         dt = check_options(dt, options)
         check_closures_feasible(scene)
         on_unconverged = options.pop("on_unconverged", "warn")

@@ -61,6 +61,7 @@ import math
 import numpy as np
 
 from .._jit import kernel
+from ..errors import SimulatorOptionError
 from ..spatial import transform_motion
 
 # geometric_stiffness option → (joints, springs)
@@ -77,7 +78,7 @@ def parse_geometric_stiffness(value):
     try:
         return MODES[value]
     except (KeyError, TypeError):
-        raise ValueError(f"geometric_stiffness must be one of False, True, 'joints', 'springs', 'all', 'off'; "
+        raise SimulatorOptionError(f"Simulator option 'geometric_stiffness' must be one of False, True, 'joints', 'springs', 'all', 'off'; "
                          f"got {value!r}") from None
 
 

@@ -57,6 +57,7 @@ from ..contact.handler import contact_stage
 from .joint_limits import limit_stage
 from ..forces.evaluator import ForceEvaluator
 from ..integrators import integrate
+from ..errors import SimulatorOptionError
 from ..model import State
 from ..spatial import compose_transforms, transform_motion
 from ..stepper import StepStats
@@ -71,6 +72,7 @@ from .direct import DirectSolver
 
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
 CLOSURE_METHODS = ("projected", "dual")
+ORDERINGS = ("leaf-to-root", "rcm")  # the direct solver's elimination orders
 PARALLEL_MIN_DOFS = 200  # below this, one PCG solve is cheaper than a thread hand-off
 
 
@@ -158,7 +160,11 @@ class RedMaxStepper:
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         if closure_method not in CLOSURE_METHODS:
-            raise ValueError(f"unknown closure method {closure_method!r}; expected one of {', '.join(CLOSURE_METHODS)}")
+            raise SimulatorOptionError(f"Simulator option 'closure_method' must be one of {', '.join(CLOSURE_METHODS)}, "
+                                       f"got {closure_method!r}")
+        if ordering not in ORDERINGS:  # (used by the direct solver only, checked for every solver)
+            raise SimulatorOptionError(f"Simulator option 'ordering' must be one of {', '.join(ORDERINGS)}, "
+                                       f"got {ordering!r}")
         self.closure_method = closure_method
         self.scene = scene
         self.model = model = scene.model
@@ -366,8 +372,6 @@ class RedMaxStepper:
             self._positions[indices, col_of] = np.arange(len(keys))
             self._diag_positions = self._positions[np.arange(nv), np.arange(nv)].copy()
             self._values = np.zeros(len(keys))
-            if self.ordering not in ("leaf-to-root", "rcm"):
-                raise ValueError(f"unknown ordering {self.ordering!r}; expected 'leaf-to-root' or 'rcm'")
             if self.ordering == "leaf-to-root":
                 perm = self._perm
             else:

@@ -6,8 +6,13 @@ and one entry here (docs/architecture.md, "Adding a solver").
 """
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 from functools import partial
 from typing import Callable
+
+from ..errors import SimulatorOptionError
 
 from ..stepper import Stepper
 from .baraff import SceneStepper as BaraffSceneStepper
@@ -29,8 +34,42 @@ STEPPERS: dict[str, Callable[..., Stepper]] = {
 SOLVERS = tuple(STEPPERS)
 
 
+def _did_you_mean(name, choices) -> str:
+    close = difflib.get_close_matches(str(name), list(choices), n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def check_solver(solver) -> str:
+    """``solver`` when it names a registered solver, else SimulatorOptionError listing the names."""
+    if not isinstance(solver, str) or solver not in STEPPERS:
+        raise SimulatorOptionError(f"unknown solver {solver!r}; {_did_you_mean(solver, SOLVERS)}"
+                                   f"expected one of {', '.join(SOLVERS)}")
+    return solver
+
+
+# stepper parameters the Simulator fills itself (the contact and limit stages it builds, the solver's own name)
+_SET_BY_SIMULATOR = ("scene", "dt", "contact", "limits", "linear_solver")
+
+
+@functools.lru_cache(maxsize=None)
+def solver_options(solver: str) -> tuple[str, ...]:
+    """The keyword options of the stepper of ``solver`` that a user passes through ``Simulator``."""
+    params = inspect.signature(STEPPERS[check_solver(solver)]).parameters
+    return tuple(name for name, p in params.items()
+                 if name not in _SET_BY_SIMULATOR and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def check_option_names(solver: str, options, also=()) -> None:
+    """SimulatorOptionError naming the first of ``options`` that neither the stepper of ``solver`` nor ``also``
+    (the Simulator's own options) takes, with a close match and the list of what is taken."""
+    known = solver_options(solver) + tuple(also)
+    for name in options:
+        if name not in known:
+            raise SimulatorOptionError(f"Simulator option {name!r} is not an option of solver {solver!r}; "
+                                       f"{_did_you_mean(name, known)}its options: {', '.join(known)}")
+
+
 def make_stepper(solver: str, scene, dt: float, **options) -> Stepper:
-    """The stepper of solver ``solver`` for ``scene`` at step ``dt`` (s); ValueError for an unknown name."""
-    if solver not in STEPPERS:
-        raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
-    return STEPPERS[solver](scene, dt, **options)
+    """The stepper of solver ``solver`` for ``scene`` at step ``dt`` (s); SimulatorOptionError (a ValueError)
+    for an unknown solver name."""
+    return STEPPERS[check_solver(solver)](scene, dt, **options)
