@@ -14,7 +14,9 @@ load changes wall time two-fold, CPU time much less). Helpers with ``kernel(inli
 show up on their own: their cost is in every caller's self time (``inline="llvm"`` helpers are
 compiled once and listed). Also printed: the CPU seconds of the process outside any compile
 (imports, cache writes, the work itself), the number of kernels and signatures compiled, the
-share of each numba pass, every kernel compiled for more than one signature (each extra one
+share of each numba pass, the CPU seconds spent inside LLVM (llvmlite's calls: function and
+module optimisation, machine code, IR parsing; the rest of a compile is numba's own Python: bytecode
+analysis, type inference, IR rewrites and lowering to LLVM IR), every kernel compiled for more than one signature (each extra one
 is a full compile) and, for a bake, what compiled after the add-on's warm-up (mid-bake, with no
 progress shown: nothing when the warm-up covers what the scene's bake runs).
 """
@@ -61,6 +63,51 @@ class CompileRecorder:
         name = f"{py.__module__}.{py.__qualname__}"
         self.records.append((name, tuple(str(a) for a in args), dt, dt - children, len(frames)))
         self.compiles.append((disp, tuple(args), wchildren))
+
+
+class LLVMTimer:
+    """CPU seconds inside llvmlite's calls into LLVM, per LLVM entry point (``LLVMPY_*``). Wraps llvmlite's
+    one call path into its C library (``ffi._lib_fn_wrapper.__call__``); does nothing when a future llvmlite
+    lacks it."""
+
+    GROUPS = (("optimisation, per function", ("RunNewFunctionPassManager", "RunFunctionPassManager")),
+              ("optimisation, per module", ("RunNewModulePassManager", "RunPassManager")),
+              ("machine code", ("FinalizeObject", "TargetMachineEmitToMemory")),
+              ("IR parsing and linking", ("ParseAssembly", "ParseBitcode", "LinkModules", "CloneModule",
+                                          "VerifyModule", "WriteBitcodeToString")))
+
+    def __init__(self):
+        self.seconds = defaultdict(float)
+
+    def install(self) -> bool:
+        from llvmlite.binding import ffi
+
+        wrapper = getattr(ffi, "_lib_fn_wrapper", None)
+        if wrapper is None:
+            return False
+        call, seconds = wrapper.__call__, self.seconds
+
+        def timed(fn, *args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return call(fn, *args, **kwargs)
+            finally:
+                seconds[getattr(fn._cfn, "__name__", "?")] += time.thread_time() - t0
+
+        wrapper.__call__ = timed
+        return True
+
+    def clear(self):
+        self.seconds.clear()
+
+    def report(self, compiling: float, out=print):
+        total = sum(self.seconds.values())
+        parts = []
+        for label, names in self.GROUPS:
+            s = sum(v for k, v in self.seconds.items() if k.removeprefix("LLVMPY_") in names)
+            parts.append(f"{label} {s:.2f} s")
+        out(f"-- inside LLVM: {total:.2f} s CPU ({', '.join(parts)}); numba's own Python: "
+            f"{compiling - total:.2f} s of the compiling")
 
 
 def install(recorder: CompileRecorder):
@@ -175,10 +222,13 @@ def main(argv=None) -> int:
 
         recorder = CompileRecorder()
         install(recorder)
+        llvm = LLVMTimer()
+        timing_llvm = llvm.install()
         cases = ["aba", "bridge"] if args.case == "both" else [args.case]
         for case in cases:
             recorder.records.clear()
             recorder.compiles.clear()
+            llvm.clear()
             t0 = time.process_time()
             if case == "aba":
                 run_aba()
@@ -187,6 +237,8 @@ def main(argv=None) -> int:
                 late = run_bridge(args.frames, args.substeps, recorder, args.scene, args.root.resolve())
                 title = f"first bake of the {args.scene.lower()} ({args.frames} frames × {args.substeps} substeps)"
             report(title, recorder, time.process_time() - t0, args.top)
+            if timing_llvm:
+                llvm.report(sum(r[2] for r in recorder.records if r[4] == 0))
             if case == "bridge":
                 print(f"-- compiled after the add-on's warm-up (during the bake, without progress): {len(late)} "
                       "kernel signatures" + "".join(f"\n   {name}{args}"[:300] for name, args in late))
