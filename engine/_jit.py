@@ -70,6 +70,47 @@ def _use_versioned_cache() -> None:
 if JIT_ENABLED:
     _use_versioned_cache()
 
+
+class _FirstCompileNotice:
+    """One line on stderr when the process first compiles an engine kernel (a cold numba cache: the first
+    call of a fresh install pauses for seconds to a minute, which without it looks like a hang). Callers
+    that report compile progress themselves (``warmup.compile_kernels``) call ``given()`` first."""
+
+    def __init__(self):
+        self.said = False
+
+    def given(self) -> None:
+        self.said = True
+
+    def on_start(self) -> None:
+        if not self.said:
+            self.said = True
+            print(f"engine: compiling numba kernels for first use, a pause of seconds to a minute that happens once "
+                  f"(they are cached in {_numba.config.CACHE_DIR})", file=sys.stderr, flush=True)
+
+
+first_compile_notice = _FirstCompileNotice()
+
+
+def _listen_for_first_compile() -> None:
+    from numba.core import event
+
+    package = __name__.rsplit(".", 1)[0]  # "engine", or "<extension>.engine" inside Blender
+
+    class _Listener(event.Listener):
+        def on_start(self, ev):
+            if not first_compile_notice.said and ev.data["dispatcher"].py_func.__module__.startswith(package):
+                first_compile_notice.on_start()
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", _Listener())
+
+
+if JIT_ENABLED:
+    _listen_for_first_compile()
+
 # Let LLVM contract to FMA, but keep IEEE NaN/inf semantics so divergence checks still see them.
 # No "reassoc": with it LLVM vectorises a sum in a loop that also stores (PCG's `p[k] = z[k];
 # rz += r[k] * z[k]`) behind a run-time alias check that is conservative (it takes the scalar loop

@@ -353,6 +353,8 @@ def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_metho
     the GIL only while running).
     """
     solver = _check_solver(solver)
+    if progress is not None and _jit.JIT_ENABLED:
+        _jit.first_compile_notice.given()  # the caller reports progress itself
     facts = {"contact": bool(contact), "contact_method": contact_method, "closures": closures, "limits": limits,
              "body_damping": body_damping}
     result = WarmupResult(solver, bool(contact), closures, limits, body_damping, was_warm=is_warm(solver, **facts))
