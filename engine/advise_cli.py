@@ -46,8 +46,8 @@ def build_scene(name: str | None = None, params: dict | None = None, *, scene_fi
                                                                              name=str(urdf))
     else:
         fn = getattr(scenes, str(name), None)
-        if name not in scenes.__all__ or not callable(fn):
-            raise ValueError(f"unknown scene {name!r}; engine scenes: {', '.join(sorted(scenes.__all__))}")
+        if name not in scenes.SCENE_NAMES or not callable(fn):
+            raise ValueError(f"unknown scene {name!r}; engine scenes: {', '.join(sorted(scenes.SCENE_NAMES))}")
         sig = inspect.signature(fn)
         if "n" in params and "n" not in sig.parameters:  # the size: the scene's first parameter
             first = next(iter(sig.parameters), None)
@@ -75,12 +75,19 @@ def scale_stiffness(scene, factor: float) -> None:
         scene.set_pair(i, stiffness=pair[4] * float(factor))
 
 
+def _scene_names() -> tuple:
+    from .scenes import SCENE_NAMES
+
+    return SCENE_NAMES
+
+
 def add_advise_parser(sub) -> None:
     p = sub.add_parser("advise", help="recommend a solver and substeps for a scene, with measured reasons",
                        description="Short trial runs of each solver × substep count over the first part of the "
                                    "motion, judged on stability and cost; prints the recommended setting, the "
                                    "reasons and a table of what was tried.")
-    p.add_argument("scene", nargs="?", help="an engine scene name (see --param), e.g. hanging_chain")
+    p.add_argument("scene", nargs="?", help="an engine scene name, e.g. hanging_chain (size and other parameters: "
+                                            "--param); one of " + ", ".join(sorted(_scene_names())))
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="scene parameter (repeatable), e.g. --param n=64; n is the scene's size")
     p.add_argument("--scene-file", metavar="FILE", help="a JSON scene file instead of a scene name")

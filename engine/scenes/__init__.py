@@ -8,6 +8,7 @@ the seed-002 bar mechanisms in the xy plane (``serial_arm_2d``, ``binary_tree_2d
 ``trike`` (motors for the ``hard-constraints`` solver).
 All in SI units with the engine's conventions (Z up, gravity −9.81 m/s²).
 """
+from ._params import checked_parameters
 from .bridge import bridge
 from .centipede import centipede
 from .linkages import strandbeest, trike
@@ -20,3 +21,9 @@ from .umbrella import rib_angle, umbrella
 __all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle", "tree", "humanoid", "dog", "snake",
            "serial_arm_2d", "binary_tree_2d", "four_bar_2d", "closed_chain_2d", "centipede", "strandbeest", "trike",
            "tumbling_top", "hanging_chain", "rope"]
+# the scene constructors (``__all__`` also exports ``rib_angle``, the umbrella's measure of how far it opened)
+SCENE_NAMES = tuple(name for name in __all__ if name != "rib_angle")
+
+for _name in SCENE_NAMES:  # each argument checked against its annotation (scenes/_params.py)
+    globals()[_name] = checked_parameters(globals()[_name], _name)
+del _name
