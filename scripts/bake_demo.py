@@ -23,15 +23,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _at_least(low: int):
+    """argparse type: an integer ≥ low."""
+    def parse_int(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse_int.__name__ = "integer"  # argparse's "invalid integer value" for text that is not a number
+    return parse_int
+
+
 def parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scene", default="UMBRELLA", choices=["BRIDGE", "UMBRELLA", "TREE", "CHAIN"])
-    ap.add_argument("--size", type=int, default=0, help="scene size (0: the demo default; bridge 20 = 61 bodies)")
-    ap.add_argument("--frames", type=int, default=120)
-    ap.add_argument("--substeps", type=int, default=2)
-    ap.add_argument("--solver", default="PCG", choices=["PCG", "DIRECT", "DENSE"])
+    ap.add_argument("--scene", default="UMBRELLA", type=str.upper, choices=["BRIDGE", "UMBRELLA", "TREE", "CHAIN"])
+    ap.add_argument("--size", type=_at_least(0), default=0, help="scene size (0: the demo default; bridge 20 = 61 bodies)")
+    ap.add_argument("--frames", type=_at_least(2), default=120, help="frames to bake (≥ 2: the first is the start pose)")
+    ap.add_argument("--substeps", type=_at_least(1), default=2, help="simulation steps per frame (≥ 1)")
+    ap.add_argument("--solver", default="PCG", type=str.upper, choices=["PCG", "DIRECT", "DENSE"])
     ap.add_argument("--out", default="bake_out", help="output directory for NAME.blend and NAME.png")
-    ap.add_argument("--sheet", type=int, default=6, help="frames on the contact sheet (3 per row)")
+    ap.add_argument("--sheet", type=_at_least(1), default=6, help="frames on the contact sheet (3 per row)")
     ap.add_argument("--no-render", action="store_true")
     return ap.parse_args(argv)
 
