@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .algorithms._checks import as_q, as_v
 from .errors import SimulationError
 from .model import State
 from .scene import Scene
@@ -118,10 +119,11 @@ class Simulator:
             try:
                 new = stepper.step(s, self.scene.control(s.t))
             except np.linalg.LinAlgError as err:  # LAPACK on non-finite values: a divergence inside the step
+                self._check_input(s)
                 raise SimulationError(f"simulation diverged at step {stats.steps + 1} (t = {s.t + self.dt:.4f} s): "
                                       f"{err} (non-finite forces or state); {stepper.divergence_hint}") from None
             self._monitor.record(stats, stepper.stats.iterations, stats.steps + 1, s.t + self.dt)  # may raise: state kept
-            self._check(new.q, new.qd)
+            self._check(new.q, new.qd, s)
             self.state = new
             stats.steps += 1
             stats.iterations.append(stepper.stats.iterations)
@@ -131,11 +133,17 @@ class Simulator:
         stats.wall_seconds += time.perf_counter() - t0
         return self.state
 
-    def _check(self, q, qd):
+    def _check_input(self, start: State) -> None:
+        """A start state set from outside (``sim.state.q[k] = nan``) is the caller's input, not a divergence:
+        a ModelError naming the entry and its joint instead of blaming dt (checked once a step has failed)."""
+        as_q(self.model, start.q, "sim.state.q"), as_v(self.model, start.qd, "sim.state.qd")
+
+    def _check(self, q, qd, start: State):
         # the usual case in two dot products: Σq̇² ≤ 1e12 bounds every |q̇| by 1e6 and is False for NaN;
         # an overflowing q·q (or anything else) takes the element-wise checks below
         if float(qd.dot(qd)) <= 1e12 and math.isfinite(float(q.dot(q))):
             return
+        self._check_input(start)
         step = self.stats.steps + 1
         hint = self._stepper.divergence_hint
         if self.stats.unconverged_steps:  # an unconverged solve is the likelier cause than dt

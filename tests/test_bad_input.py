@@ -223,3 +223,13 @@ def table() -> str:
 
 if __name__ == "__main__":
     sys.stdout.write(table() + "\n")
+
+
+@pytest.mark.parametrize("solver", ["pcg", "explicit"])
+def test_non_finite_state_set_from_outside_is_named_not_blamed_on_dt(solver):
+    sim = engine.Simulator(_one_link(), solver, dt=0.01)
+    sim.step(2)
+    sim.state.qd[0] = np.nan
+    with pytest.raises(ModelError, match=r"sim.state.qd\[0\] is nan \(joint 'shoulder'\)"):
+        sim.step()
+    assert sim.stats.steps == 2  # the failed step was not taken
