@@ -1,9 +1,12 @@
 """Random kinematic trees for property tests and benchmarks."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from . import joints as J
+from .errors import ModelError
 from .model import Model, ModelBuilder
 
 _MOVING = ("revolute", "prismatic", "universal", "spherical", "fixed")
@@ -35,7 +38,11 @@ def random_tree(
     inertia axes (else simple unit-length links along x).
     """
     if n_bodies < 1:
-        raise ValueError("random_tree needs at least one body")
+        raise ModelError("random_tree needs at least one body")
+    if not (branching in ("chain", "binary", "random") or isinstance(branching, numbers.Real) and
+            not isinstance(branching, (bool, np.bool_)) and 0.0 <= branching <= 1.0):
+        raise ModelError(f"random_tree: branching must be 'chain', 'binary', 'random' or a probability in [0, 1], "
+                         f"got {branching!r}")
     rng = np.random.default_rng(seed)
     kinds = tuple(joint_types) if joint_types is not None else _MOVING
     for k in kinds:
