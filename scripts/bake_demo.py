@@ -200,7 +200,9 @@ def main(argv=None) -> int:
         name = f"{args.scene.lower()}_baked"
         frames = range(scene.frame_start, scene.frame_end + 1)
         size, travel, mover, travels, pts, away = motion(bpy, scene, frames)
-        print(f"motion: '{mover}' travelled {travel:.3f} m = {100 * travel / size:.0f} % of the scene size "
+        share = 100 * travel / size  # (a bridge deck's sag under the car is well under 1 % of the bridge)
+        print(f"motion: '{mover}' travelled {travel:.3f} m = {share:.{0 if share >= 10 else 1 if share >= 1 else 2}f} % "
+              f"of the scene size "
               f"({size:.2f} m, the box around every mesh over the animation)")
         if args.scene == "UMBRELLA":
             from engine.scenes.umbrella import TUBE_LENGTH as UMBRELLA_RAIL
