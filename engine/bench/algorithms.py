@@ -4,8 +4,9 @@ Models: ``random_tree(n, branching=scene, joint_types=("revolute",),
 random_frames=True)``, fixed base, for scene in chain / binary. Methods:
 
 * ``aba``, ``rnea``, ``crba``: the public functions (they check their inputs);
-* ``aba_kernel``: the raw numba ABA kernel on preallocated arrays, so the
-  per-body cost is visible without the Python launcher;
+* ``aba_kernel``: the numba launch behind ``aba`` (``aba_flat`` on the model's flat
+  buffers, the checks inside the kernel) on preallocated arrays, so the per-body
+  cost is visible without the Python wrapper;
 * ``crba+cholesky_solve``: CRBA + LAPACK Cholesky solve of one right-hand side;
 * ``ltdl_solve``: CRBA + branch-induced-sparsity LTDL factor + solve (seed 001);
 * ``minv``: Θ(n²) M⁻¹ by impulse propagation (seed 004);
@@ -29,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import aba, cholesky_inverse, cholesky_solve, crba, ltdl, ltdl_solve, minv, random_configuration, random_tree, rnea
-from ..algorithms.aba import aba_kernel
+from ..algorithms._flat import flat_model
+from ..algorithms.aba import aba_flat
 from .report import Progress, Row, SuiteResult, format_seconds, group_rows, markdown_table, time_call, timed_first_call
 
 SUITE = "algorithms"
@@ -53,11 +55,11 @@ def make_case(scene: str, n: int, seed: int = 1):
 
 def method_calls(model, q, qd, tau) -> dict:
     """{method name: zero-argument callable} for every engine method of the suite."""
-    f_ext = np.zeros((model.n_bodies, 6))
+    flat = flat_model(model)
     qdd = np.empty(model.nv)
     return {
         "aba": lambda: aba(model, q, qd, tau),
-        "aba_kernel": lambda: aba_kernel(model.tree, q, qd, tau, f_ext, model.data, qdd),
+        "aba_kernel": lambda: aba_flat(flat.ints, flat.floats, flat.work, q, qd, tau, flat.zero_forces, qdd),
         "rnea": lambda: rnea(model, q, qd, tau),
         "crba": lambda: crba(model, q),
         "crba+cholesky_solve": lambda: cholesky_solve(crba(model, q), tau),
@@ -167,7 +169,7 @@ def run_algorithms(quick: bool = False) -> SuiteResult:
 def _time_case(scene, n, timing, compile_seconds, pin_version) -> list:
     model, q, qd, tau = make_case(scene, n)
     calls = method_calls(model, q, qd, tau)
-    notes = {"aba_kernel": "raw numba kernel, no input checks"}
+    notes = {"aba_kernel": "the numba launch alone (aba_flat), no Python wrapper"}
     if pin_version and n <= PINOCCHIO_MAX_BODIES:
         calls["pinocchio_aba"], err = pinocchio_aba_call(model, q, qd, tau)
         notes["pinocchio_aba"] = f"pinocchio {pin_version}; max |qdd - aba| = {err:.1e}"
@@ -190,7 +192,7 @@ def _per_body_text(rows) -> str:
         body.append([n] + [f"{by[c]:.3f}" if c in by else "—" for c in columns])
     header = ["n"] + [f"{s} {m}" for s, m in columns]
     return "\n".join(["## ABA: µs per body", "",
-                      "`aba` is the public function (input checks + kernel), `aba_kernel` the numba kernel alone.",
+                      "`aba` is the public function (input checks + kernel), `aba_kernel` its numba launch alone (`aba_flat`, checks in the kernel).",
                       "", markdown_table(header, body), ""])
 
 
