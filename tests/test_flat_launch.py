@@ -1,4 +1,4 @@
-"""The one-launch paths of engine.aba and engine.minv (FlatModel buffers, checks inside the kernel)
+"""The one-launch paths of engine.aba, rnea, crba and minv (FlatModel buffers, checks inside the kernel)
 against the launches on model.tree / model.data, and their input checks."""
 import numpy as np
 import pytest
@@ -6,6 +6,8 @@ from hypothesis import given, settings
 
 import engine
 from engine.algorithms.aba import aba_kernel
+from engine.algorithms.crba import crba_kernel
+from engine.algorithms.rnea import rnea_kernel
 from engine.algorithms.minv import minv_and_point_rows
 from engine.errors import ModelError
 from trees import random_trees, rel_err
@@ -27,6 +29,24 @@ def test_flat_aba_equals_the_kernel_on_the_model_workspace(tree):
     assert rel_err(engine.aba(model, list(q), np.repeat(qd, 2)[::2], list(tau), f_ext), expected) < 1e-13
 
 
+@settings(max_examples=40, deadline=None)
+@given(random_trees())
+def test_flat_rnea_and_crba_equal_the_kernels_on_the_model_workspace(tree):
+    model, rng = tree
+    q, qd = engine.random_configuration(model, rng)
+    qdd = rng.normal(size=model.nv)
+    f_ext = rng.normal(size=(model.n_bodies, 6))
+    tau = np.empty(model.nv)
+    rnea_kernel(model.tree, q, qd, qdd, f_ext, 1.0, model.data, tau)
+    assert rel_err(engine.rnea(model, q, qd, qdd, f_ext), tau) < 1e-13
+    rnea_kernel(model.tree, q, qd, qdd, np.zeros((model.n_bodies, 6)), 0.0, model.data, tau)
+    assert rel_err(engine.rnea(model, list(q), qd[::1].copy(), list(qdd), gravity=False), tau) < 1e-13
+    M = np.zeros((model.nv, model.nv))
+    crba_kernel(model.tree, q, model.data, M)
+    assert rel_err(engine.crba(model, q), M) < 1e-13
+    assert rel_err(engine.crba(model, list(q)), M) < 1e-13
+
+
 @settings(max_examples=60, deadline=None)
 @given(random_trees())
 def test_flat_minv_equals_the_launches_on_model_data(tree):
@@ -44,12 +64,15 @@ def _floating():
     return engine.random_tree(4, branching="chain", seed=3, floating_base=True)
 
 
-@pytest.mark.parametrize("call", ["aba", "minv"])
+@pytest.mark.parametrize("call", ["aba", "rnea", "crba", "minv"])
 def test_fast_path_inputs_are_checked_with_the_joint_named(call):
     model = _floating()
     q, qd = engine.random_configuration(model, np.random.default_rng(0))
     tau = np.zeros(model.nv)
-    run = (lambda q, qd, tau: engine.aba(model, q, qd, tau)) if call == "aba" else (lambda q, qd, tau: engine.minv(model, q))
+    run = {"aba": lambda q, qd, tau: engine.aba(model, q, qd, tau),
+           "rnea": lambda q, qd, tau: engine.rnea(model, q, qd, tau),
+           "crba": lambda q, qd, tau: engine.crba(model, q),
+           "minv": lambda q, qd, tau: engine.minv(model, q)}[call]
     bad = q.copy()
     bad[model.q_start[2]] = np.nan
     with pytest.raises(ModelError, match=model.joint_names[2]):
@@ -60,13 +83,14 @@ def test_fast_path_inputs_are_checked_with_the_joint_named(call):
         run(bad, qd, tau)
     with pytest.raises(ModelError, match="shape"):
         run(np.zeros(model.nq + 1), qd, tau)
-    if call == "aba":
+    if call in ("aba", "rnea"):
         bad = qd.copy()
         bad[-1] = np.inf
-        with pytest.raises(ModelError, match="qd"):
+        with pytest.raises(ModelError, match=r"qd\[\d+\] is inf"):
             run(q, bad, tau)
-        with pytest.raises(ModelError, match="tau"):
+        with pytest.raises(ModelError, match="tau" if call == "aba" else "qdd"):
             run(q, qd, np.zeros(model.nv - 1))
+    if call == "aba":
         with pytest.raises(ModelError, match="out"):
             engine.aba(model, q, qd, tau, out=np.zeros(model.nv + 1))
 

@@ -8,6 +8,13 @@ from ..errors import ModelError
 from ..joints import FREE, SPHERICAL, UNIT_QUATERNION_TOL
 
 F8 = np.dtype(np.float64)
+_NDARRAY = np.ndarray
+
+
+def plain_vector(x) -> bool:
+    """True when x is a 1-D contiguous float64 ndarray, which the one-launch paths take as it is (their kernel
+    checks size and values); anything else goes through ``as_q``/``as_v`` first."""
+    return type(x) is _NDARRAY and x.dtype is F8 and x.strides == (8,)
 
 
 def _offender(model, index: int, starts, sizes) -> str:

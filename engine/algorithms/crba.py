@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
+from ..errors import ModelError
 from ..spatial import copy_inertia, add_transformed_inertia, inertia_times, transform_force_transpose
-from ._checks import as_q
+from ._checks import as_q, configuration_ok, plain_vector
+from ._flat import flat_model, unpack_tree, unpack_workspace
 from .kinematics import _kinematics_kernel, joint_pass
 
 
@@ -14,6 +16,17 @@ def crba_kernel(tree, q, ws, M):
     """Fill M (nv, nv) with the joint-space inertia matrix; ws.IA holds composite inertias."""
     joint_pass(tree, q, ws)
     composite_inertia_matrix(tree, ws, tree.link_inertia, M, np.zeros(0), np.zeros((0, 0), dtype=np.int64))
+
+
+@kernel
+def crba_flat(ints, floats, work, q, M):
+    """crba_kernel on a FlatModel's buffers (one cheap launch, as ``aba_flat``), after checking q (size,
+    finite values, unit quaternions); returns False (M untouched) when it fails."""
+    tree = unpack_tree(ints, floats)
+    if not (q.shape[0] == ints[2] and M.shape[0] == ints[1] and configuration_ok(tree, q)):
+        return False
+    crba_kernel(tree, q, unpack_workspace(ints, work), M)
+    return True
 
 
 # "no sparse target": pass these from Python (inside kernels, allocate locally: globals are read-only)
@@ -82,9 +95,17 @@ def crba(model, q, *, inertia=None, ws=None) -> np.ndarray:
     inertias (e.g. RedMax's M̃ blocks with damping and stiffness, Eq. 2.14).
     ws: the workspace to compute in (default ``model.data``).
     """
+    M = np.zeros((model.nv, model.nv))
+    if inertia is None and ws is None:  # one launch on the model's flat buffers
+        flat = model.__dict__.get("_flat") or flat_model(model)
+        if not plain_vector(q):
+            q = as_q(model, q)
+        if not crba_flat(flat.ints, flat.floats, flat.work, q, M):
+            as_q(model, q)  # raises the error that names the joint
+            raise ModelError("crba: q failed the kernel's checks")  # (the two checks disagree: a bug)
+        return M
     q = as_q(model, q)
     ws = model.data if ws is None else ws
-    M = np.zeros((model.nv, model.nv))
     if inertia is None:
         crba_kernel(model.tree, q, ws, M)
     else:
