@@ -91,6 +91,12 @@ def matrix(m) -> np.ndarray:
 MIN_SCALE = 1e-6  # below this an axis of an object's matrix counts as collapsed (zero scale)
 
 
+def in_scene(bscene, ob) -> bool:
+    """Whether ``ob`` is in ``bscene``: an object deleted with X stays alive (in no scene) as long as a
+    pointer (a link's end, a constraint's end, the bake's snapshot) holds it, so existence says nothing."""
+    return bscene.objects.get(ob.name) == ob
+
+
 def check_matrix(W, what: str) -> None:
     """Refuse a world matrix that cannot give a rigid frame: non-finite, a collapsed axis (zero
     scale) or a mirrored one (negative scale); ``what`` names the element in the message."""
@@ -385,7 +391,7 @@ def _hosts(bscene, objects):
         for i, o in enumerate((c.object1, c.object2), 1):
             if o is None:
                 raise MappingError(f"{what}: needs both objects (object {i} is empty)")
-            if bscene.objects.get(o.name) != o:
+            if not in_scene(bscene, o):
                 raise MappingError(f"{what}: object {i} '{o.name}' is not in the scene (deleted?)")
         check_matrix(matrix(h.matrix_world), what)
     return hosts
@@ -509,7 +515,7 @@ def _end(bscene, link, which, targets):
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
     if ob is None or ob.name not in bpy.data.objects:
         raise MappingError(f"{what}: object {which.upper()} is missing (deleted?)")
-    if bscene.objects.get(ob.name) != ob:  # deleted with X: alive through this pointer, in no scene
+    if not in_scene(bscene, ob):
         raise MappingError(f"{what}: object {which.upper()} '{ob.name}' is not in the scene (deleted?)")
     check_matrix(matrix(ob.matrix_world), f"{what}: object {which.upper()} '{ob.name}'")
     local = np.array([*point, 1.0])

@@ -9,18 +9,25 @@ key is written the snapshot records, as JSON in Blender properties (it survives 
 
 * per object (``scene.redmax.snapshot_objects``: a pointer, so renames are followed, and JSON):
   location, rotation (all modes), scale, the pose bones' transforms, whether it had animation
-  data, every writable setting of its rigid body and of its Rigid Body Constraint;
+  data, whether it was in the scene, every writable setting of its rigid body and of its Rigid
+  Body Constraint;
 * the rigid body world (``scene.redmax.snapshot``): enabled, collection, constraints collection,
   the order of both collections' objects, solver settings, point cache range.
 
 Object pointers inside settings (a constraint's ends) are stored as indices into the
 snapshot's objects, names only for objects the snapshot does not hold.
+
+An object deleted (X) after the bake stays alive through the snapshot's pointer; Clear Bake leaves
+it deleted, as Blender's own delete does: nothing of it is restored, nor linked back into the rigid
+body world, and the restored constraint ends that held it are empty.
 """
 from __future__ import annotations
 
 import json
 
 import bpy
+
+from .mapping import in_scene
 
 TRANSFORMS = ("location", "rotation_mode", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 POSE_TRANSFORMS = TRANSFORMS
@@ -95,7 +102,7 @@ def take(bscene, objects) -> tuple:
     entries = []
     for ob in objects:
         d = {"transforms": {k: _value(getattr(ob, k), refs) for k in TRANSFORMS},
-             "animation_data": ob.animation_data is not None}
+             "animation_data": ob.animation_data is not None, "in_scene": in_scene(bscene, ob)}
         if ob.pose is not None:
             d["pose"] = {pb.name: {k: _value(getattr(pb, k), refs) for k in POSE_TRANSFORMS} for pb in ob.pose.bones}
         if ob.rigid_body is not None:
@@ -233,17 +240,21 @@ def restore(context, bscene, saved, only=None) -> list:
     returns messages about what could not be restored."""
     world_json, entries = saved
     problems = []
-    objects = [ob for ob, _ in entries]
     data = [json.loads(d) for _, d in entries]
+    # deleted since the bake: left out, and references to it resolve to None (as Blender's delete leaves them)
+    objects = [None if ob is not None and d.get("in_scene", True) and not in_scene(bscene, ob) else ob
+               for (ob, _), d in zip(entries, data)]
+    deleted = {i for i, (ob, _) in enumerate(entries) if ob is not None and objects[i] is None}
     world = json.loads(world_json)["world"]
     if world is not None and bscene.rigidbody_world is None:
         with context.temp_override(scene=bscene):
             bpy.ops.rigidbody.world_add()
     if only is not None:
         world = None
-    for ob, d in zip(objects, data):
+    for i, (ob, d) in enumerate(zip(objects, data)):
         if ob is None:
-            problems.append("an object saved before the bake no longer exists")
+            if i not in deleted:
+                problems.append("an object saved before the bake no longer exists")
             continue
         if only is not None and ob not in only:
             continue

@@ -11,8 +11,8 @@ from hypothesis import example, given, settings, strategies as st
 bpy = pytest.importorskip("bpy")
 
 from addon import bake, mapping, ui  # noqa: E402
-from blender_rigs import (HINGE_ABOUT_X, armature, artist_chain, artist_cube, artist_constraint,  # noqa: E402
-                          artist_pendulum, differences, fcurve_world, keys, scene_snapshot)
+from blender_rigs import (HINGE_ABOUT_X, armature, artist_chain, artist_connected_chain, artist_cube,  # noqa: E402
+                          artist_constraint, artist_pendulum, differences, fcurve_world, keys, scene_snapshot)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -183,6 +183,47 @@ def test_cancelled_rebake_leaves_the_earlier_bake_as_it_was(ctx):
     assert bob.rigid_body is not None  # simulating from the unbaked scene
     job.abort()  # ESC
     assert not differences(baked, scene_snapshot(scene, _all(scene)))
+
+
+def _delete(ctx, ob):
+    """Select only ``ob`` and delete it the artist's way (X)."""
+    for other in ctx.view_layer.objects:
+        other.select_set(other == ob)
+    ctx.view_layer.objects.active = ob
+    assert bpy.ops.object.delete() == {"FINISHED"}
+
+
+def test_clear_bake_after_deleting_a_baked_object_leaves_it_deleted(ctx):
+    """Found by a tester: bake a chain joined with Rigid Body › Connect, delete one cube (X), Clear Bake.
+    The deleted cube must stay out of the rigid body world and the constraint ends that held it stay
+    empty: the scene is what deleting the cube without any bake gives, also on playback."""
+    def delete_second_cube(baked):
+        bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+        scene = bpy.context.scene
+        scene.frame_start, scene.frame_end = 1, 20
+        anchor, cubes = artist_connected_chain(4)
+        if baked:
+            assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+        _delete(bpy.context, cubes[1])
+        if baked:
+            scene.frame_set(1)
+            assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+        scene.frame_set(1)
+        state = scene_snapshot(scene, _all(scene))
+        state.pop("actions")  # (the deleted cube's baked action lingers unused, as any deleted object's action)
+        played = []
+        for f in range(1, 31):  # Bullet's own simulation of what is left
+            scene.frame_set(f)
+            played.append([np.array(ob.matrix_world) for ob in scene.objects])
+        return state, np.array(played)
+
+    deleted, played = delete_second_cube(baked=False)
+    scene = bpy.context.scene
+    assert "C2" not in scene.rigidbody_world.collection.objects
+    assert None in {h.rigid_body_constraint.object2 for h in scene.objects if h.rigid_body_constraint}
+    cleared, played_after_clear = delete_second_cube(baked=True)
+    assert not differences(deleted, cleared)
+    np.testing.assert_array_equal(played_after_clear, played)
 
 
 # -------------------------------------------------------- A3 bad input refused
