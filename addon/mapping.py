@@ -38,7 +38,7 @@ from typing import Any
 import bpy
 import numpy as np
 
-from . import loads
+from . import keyframes, loads
 from ._engine import engine, geometry
 
 
@@ -329,6 +329,50 @@ def _object_shape(ob):
     return shape
 
 
+TRANSFORM_CHANNELS = {"location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
+                      "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"}
+
+
+def _moves(ob, seen=()) -> str:
+    """Why ``ob`` moves over time in Blender, "" if it does not: keys on its (or, through ``pose.bones``, its
+    bones') transforms that change or have modifiers, drivers on them, NLA strips, or a parent or an
+    enabled constraint's target that moves."""
+    if ob in seen:
+        return ""
+    seen = (*seen, ob)
+    ad = ob.animation_data
+    if ad is not None:
+        for fc in keyframes.fcurves(ob):
+            if fc.data_path.rsplit(".", 1)[-1] in TRANSFORM_CHANNELS and len(fc.keyframe_points):
+                values = np.empty(2 * len(fc.keyframe_points))
+                fc.keyframe_points.foreach_get("co", values)
+                if len(fc.modifiers) or np.ptp(values[1::2]) > 0:  # (one key, or equal keys, hold it still)
+                    return "it has keys"
+        if any(fc.data_path.rsplit(".", 1)[-1] in TRANSFORM_CHANNELS for fc in ad.drivers):
+            return "it has drivers"
+        if any(not track.mute and len(track.strips) for track in ad.nla_tracks):
+            return "it has NLA strips"
+    if ob.parent is not None and _moves(ob.parent, seen):
+        return f"its parent '{ob.parent.name}' is animated"
+    for c in ob.constraints:
+        target = getattr(c, "target", None)
+        if c.enabled and isinstance(target, bpy.types.Object) and _moves(target, seen):
+            return f"its constraint '{c.name}' follows '{target.name}', which is animated"
+    return ""
+
+
+def _check_fixed_anchor(ob) -> None:
+    """Refuse an object a body is anchored to that Blender moves on playback while the bake holds it: a
+    passive rigid body with Animated (kinematic) on that is animated. The engine holds the world fixed."""
+    rb = ob.rigid_body
+    if rb is None or rb.type != "PASSIVE" or not rb.kinematic:
+        return
+    why = _moves(ob)
+    if why:
+        raise MappingError(f"object '{ob.name}' is an animated passive rigid body (Animated is on and {why}): "
+                           "RedMax bakes hold passive objects fixed; turn Animated off or remove its animation")
+
+
 def _is_dynamic(ob, constrained):
     if ob.type == "ARMATURE":
         return False
@@ -410,6 +454,12 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
             continue
         edges.append(h)
     dynamic_set, placed, used = set(dynamic), set(), set()
+    for h in hosts:  # what a simulated body hangs from must hold still
+        ends = (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
+        if any(o in dynamic_set for o in ends):
+            for o in ends:
+                if o not in dynamic_set:
+                    _check_fixed_anchor(o)
 
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
@@ -622,6 +672,9 @@ def _add_link(scene, bscene, link, targets, partial=False):
         if partial:
             return
         raise MappingError(f"{what}: neither end is on a simulated object or bone")
+    for end, ob in ((a, link.object_a), (bb, link.object_b)):
+        if end == WORLD:
+            _check_fixed_anchor(ob)
     try:
         if link.kind == "CLOSURE":
             Ra, _ = rigid_part(Wa)

@@ -273,6 +273,68 @@ def test_flat_mesh_and_zero_scale_hinge_host_are_refused_by_name(ctx):
     _refused(bpy.context, "rigid body constraint on 'hinge': zero scale on its local Z")
 
 
+def _animate(ob, how):
+    """Make ``ob`` move over frames 1–60: its own keys, a driver, a keyed parent or a constraint to one."""
+    if how == "keys":
+        ob.keyframe_insert("location", frame=1)
+        ob.location.x += 2.0
+        ob.keyframe_insert("location", frame=60)
+    elif how == "driver":
+        fc = ob.driver_add("location", 0)
+        fc.driver.expression = "frame / 30"
+    else:
+        bpy.ops.object.empty_add(location=(0, 0, 0))
+        mover = bpy.context.active_object
+        mover.name = "mover"
+        mover.keyframe_insert("rotation_euler", frame=1)
+        mover.rotation_euler.z = 1.0
+        mover.keyframe_insert("rotation_euler", frame=60)
+        if how == "parent":
+            ob.parent = mover
+        else:
+            bpy.context.view_layer.objects.active = ob
+            assert bpy.ops.object.constraint_add(type="COPY_ROTATION") == {"FINISHED"}
+            ob.constraints[-1].target = mover
+
+
+@pytest.mark.parametrize("how, why", [
+    ("keys", "it has keys"), ("driver", "it has drivers"), ("parent", "its parent 'mover' is animated"),
+    ("constraint", "its constraint 'Copy Rotation' follows 'mover', which is animated")])
+def test_an_animated_passive_anchor_is_refused_by_name(ctx, how, why):
+    """Found by a tester: a passive anchor with Animated on and keys was held at its start pose in the bake
+    while it moves on playback, so the chain came off it. The engine holds passive objects fixed: refused."""
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    top.rigid_body.kinematic = True
+    _animate(top, how)
+    ctx.scene.frame_set(1)
+    _refused(ctx, rf"object 'top' is an animated passive rigid body \(Animated is on and {why}\): RedMax bakes "
+                  "hold passive objects fixed; turn Animated off or remove its animation")
+
+
+def test_a_cable_to_an_animated_passive_object_is_refused_by_name(ctx):
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    post = artist_cube("post", 0.1, (0, 1.0, 0.5), "PASSIVE")
+    post.rigid_body.kinematic = True
+    _animate(post, "keys")
+    _add_cable(ctx, post, bob)
+    ctx.scene.frame_set(1)
+    _refused(ctx, r"object 'post' is an animated passive rigid body \(Animated is on and it has keys\)")
+
+
+def test_a_kinematic_passive_anchor_that_is_not_animated_still_bakes_as_a_fixed_one(ctx):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 20
+    top, bob = artist_pendulum()
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    fixed = keys(bob)
+    top.rigid_body.kinematic = True  # Animated on, but nothing moves it
+    top.keyframe_insert("location", frame=1)  # (one key: it stays where it is)
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+    assert keys(bob) == fixed
+
+
 def test_a_diverging_bake_never_writes_a_non_finite_key(ctx):
     top, bob = artist_pendulum()
     ctx.scene.frame_end = 5
