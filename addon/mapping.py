@@ -207,11 +207,18 @@ def _bone_limits(pose_bone, jtype, axis_rot, jrot):
     read as bone-local angles: a hinge takes the bound of its axis; a universal joint the bounds of
     its two free axes (dofs about the joint frame's x and y, in that order); a ball joint the three
     per-axis bounds as bounds on its rotation vector's components (exact for a turn about one axis,
-    close to Blender's Euler bounds for moderate swing and twist). Unused axes are unbounded."""
+    close to Blender's Euler bounds for moderate swing and twist). Unused axes are unbounded. A muted
+    constraint is ignored (as on playback); one that limits an axis in another owner space than Local
+    is refused: playback applies it in that space, which no joint limit can follow."""
     for c in pose_bone.constraints:
         if c.type == "LIMIT_ROTATION" and c.enabled:
             axes = ((c.use_limit_x, c.min_x, c.max_x), (c.use_limit_y, c.min_y, c.max_y),
                     (c.use_limit_z, c.min_z, c.max_z))
+            if c.owner_space != "LOCAL" and any(used for used, _, _ in axes):
+                space = c.bl_rna.properties["owner_space"].enum_items.get(c.owner_space)
+                raise MappingError(f"bone '{pose_bone.name}' of '{pose_bone.id_data.name}': its Limit Rotation "
+                                   f"constraint '{c.name}' works in {space.name if space else c.owner_space}; set "
+                                   "its Owner Space to Local Space (only Local Space maps to the joint's limits)")
             return _axis_limits(axes, jtype, axis_rot, jrot)
     return None
 
