@@ -380,11 +380,25 @@ def _check_fixed_anchor(ob) -> None:
                            "RedMax bakes hold passive objects fixed; turn Animated off or remove its animation")
 
 
-def _is_dynamic(ob, constrained):
+class LiveRig:
+    """Reads each object's rigid body and Rigid Body Constraint as they are in the scene. ``scene_facts`` takes
+    another reader for a baked scene (``snapshot.Restored``: as the re-bake will put them back)."""
+
+    @staticmethod
+    def rigid_body(ob):
+        return ob.rigid_body
+
+    @staticmethod
+    def constraint(ob):
+        return ob.rigid_body_constraint
+
+
+def _is_dynamic(ob, constrained, rig=LiveRig):
     if ob.type == "ARMATURE":
         return False
-    if ob.rigid_body is not None:
-        return ob.rigid_body.type == "ACTIVE"
+    rb = rig.rigid_body(ob)
+    if rb is not None:
+        return rb.type == "ACTIVE"
     return ob.redmax.simulate or (ob in constrained and ob.type == "MESH")  # empties anchor to the world
 
 
@@ -432,12 +446,12 @@ def _limit_axes(c):
     return None
 
 
-def _hosts(bscene, objects):
-    """The enabled Rigid Body Constraint hosts among ``objects``, checked: both ends set and in the
-    scene (an object deleted with X stays alive through the pointer), a usable host frame."""
-    hosts = [ob for ob in objects if ob.rigid_body_constraint is not None and ob.rigid_body_constraint.enabled]
+def _hosts(bscene, objects, rig=LiveRig):
+    """The enabled Rigid Body Constraint hosts among ``objects`` (constraints read by ``rig``), checked: both
+    ends set and in the scene (an object deleted with X stays alive through the pointer), a usable host frame."""
+    hosts = [ob for ob in objects if rig.constraint(ob) is not None and rig.constraint(ob).enabled]
     for h in hosts:
-        c = h.rigid_body_constraint
+        c = rig.constraint(h)
         what = f"rigid body constraint on '{h.name}'"
         for i, o in enumerate((c.object1, c.object2), 1):
             if o is None:
@@ -510,7 +524,7 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
                  and (h.rigid_body_constraint.object1 in dynamic_set or h.rigid_body_constraint.object2 in dynamic_set)]
 
 
-def scene_facts(bscene) -> dict:
+def scene_facts(bscene, rig=LiveRig) -> dict:
     """What decides which solver kernels a bake of ``bscene`` compiles (``engine.warmup.scene_facts`` of
     the scene ``build`` would make), found without building it (which runs kernels): {"closures",
     "limits", "body_damping"}; None where not known (the warm-up then compiles both kinds): all three
@@ -518,35 +532,39 @@ def scene_facts(bscene) -> dict:
     why). Loop closures are the closure links and the rigid body constraints that ``_add_rigid_objects``
     leaves out of the tree: those joining two bodies that other constraints already connect (objects
     that are not simulated all count as the world). Limits: False when no simulated armature (whose
-    bones may carry Limit Rotation constraints) and no constraint limits a joint, else None."""
+    bones may carry Limit Rotation constraints) and no constraint limits a joint, else None. ``rig`` reads
+    the rigid bodies and constraints (of a baked scene: as the re-bake will put them back)."""
     settings = bscene.redmax
     facts = {"closures": None, "limits": None, "body_damping": settings.body_damping > 0}
     try:
-        hosts = _hosts(bscene, list(bscene.objects))
+        hosts = _hosts(bscene, list(bscene.objects), rig)
     except MappingError:
         return facts
     if not any(ob.type == "ARMATURE" and ob.redmax.simulate for ob in bscene.objects) and not any(
-            _limits_a_joint(h.rigid_body_constraint) for h in hosts):
+            _limits_a_joint(rig.constraint(h)) for h in hosts):
         facts["limits"] = False
     if any(link.kind == "CLOSURE" for link in settings.links):
         facts["closures"] = True
         return facts
-    constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
-    if not any(_is_dynamic(ob, constrained) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
+    constrained = {o for h in hosts for o in (rig.constraint(h).object1, rig.constraint(h).object2) if o}
+
+    def dynamic(ob):
+        return _is_dynamic(ob, constrained, rig)
+
+    if not any(dynamic(ob) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
         return {"closures": None, "limits": None, "body_damping": None}  # e.g. Compile Now before a rig exists
     parent: dict = {}  # union-find over the simulated objects; every other object is the world (WORLD)
 
     def find(ob):
-        node = ob if ob is not None and _is_dynamic(ob, constrained) else WORLD
+        node = ob if ob is not None and dynamic(ob) else WORLD
         while parent.get(node, node) != node:
             node = parent[node]
         return node
 
     facts["closures"] = False
     for h in hosts:
-        c = h.rigid_body_constraint
-        if c.type == "GENERIC_SPRING" or not any(o is not None and _is_dynamic(o, constrained)
-                                                 for o in (c.object1, c.object2)):
+        c = rig.constraint(h)
+        if c.type == "GENERIC_SPRING" or not any(o is not None and dynamic(o) for o in (c.object1, c.object2)):
             continue  # a spring, or a constraint between two objects that are not simulated
         a, b = find(c.object1), find(c.object2)
         if a == b:

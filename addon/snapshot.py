@@ -24,6 +24,7 @@ body world, and the restored constraint ends that held it are empty.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import bpy
 
@@ -194,6 +195,40 @@ def saved_hosts(bscene, objects) -> list:
     return out
 
 
+def _present(bscene, entries, data) -> list:
+    """The snapshot's objects, None for those deleted since the bake (in the scene then, in none now), so
+    references to them resolve to None, as Blender's delete leaves them."""
+    return [None if ob is not None and d.get("in_scene", True) and not in_scene(bscene, ob) else ob
+            for (ob, _), d in zip(entries, data)]
+
+
+class Restored:
+    """Reads each object's rigid body and Rigid Body Constraint as Clear Bake will have put them back, and so
+    as a re-bake (which restores first) maps them: the live ones, else the settings the bake removed (as
+    namespaces, object ends resolved). Changes nothing: ``mapping.scene_facts`` reads a baked scene with it."""
+
+    KINDS = ("rigid_body", "rigid_body_constraint")
+
+    def __init__(self, bscene) -> None:
+        self.saved: dict = {}
+        saved = stored(bscene)
+        if saved is None:
+            return
+        data = [json.loads(d) for _, d in saved[1]]
+        objects = _present(bscene, saved[1], data)
+        for ob, d in zip(objects, data):
+            if ob is not None:
+                self.saved[ob] = {kind: SimpleNamespace(**{k: _resolve(v, objects) for k, v in d[kind].items()})
+                                  for kind in self.KINDS if kind in d}
+
+    def rigid_body(self, ob):
+        return ob.rigid_body if ob.rigid_body is not None else self.saved.get(ob, {}).get("rigid_body")
+
+    def constraint(self, ob):
+        live = ob.rigid_body_constraint
+        return live if live is not None else self.saved.get(ob, {}).get("rigid_body_constraint")
+
+
 def stored(bscene):
     """The scene's snapshot in the form ``take`` returns, or None."""
     s = bscene.redmax
@@ -241,9 +276,7 @@ def restore(context, bscene, saved, only=None) -> list:
     world_json, entries = saved
     problems = []
     data = [json.loads(d) for _, d in entries]
-    # deleted since the bake: left out, and references to it resolve to None (as Blender's delete leaves them)
-    objects = [None if ob is not None and d.get("in_scene", True) and not in_scene(bscene, ob) else ob
-               for (ob, _), d in zip(entries, data)]
+    objects = _present(bscene, entries, data)  # deleted since the bake: left out
     deleted = {i for i, (ob, _) in enumerate(entries) if ob is not None and objects[i] is None}
     world = json.loads(world_json)["world"]
     if world is not None and bscene.rigidbody_world is None:
