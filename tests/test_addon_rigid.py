@@ -116,6 +116,34 @@ def test_demo_scenes_play_back_their_keys_past_a_short_cache(ctx, kind, size):
     assert err < 1e-6
 
 
+def test_the_bake_starts_from_the_rig_as_built_whether_or_not_the_timeline_was_played(ctx):
+    """Found by a tester: with the scene range starting after the rigid body cache start (10 and 1), a fresh
+    file baked from the rig as built, but after playing frames 1–10 from Bullet's cached mid-fall pose (at
+    rest). The bake reads the poses the artist built, as if Blender's rigid body simulation were off."""
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 10, 40
+    anchor, cubes = artist_chain(3)
+    built = {c.name: np.array(c.matrix_world) for c in cubes}
+    scene.frame_set(1)  # (the cache start: Bullet has not placed anything)
+    before = scene_snapshot(scene, _all(scene))
+    job = _bake(ctx)
+    fresh = [keys(c) for c in cubes]
+    scene.frame_set(10)
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    for f in range(1, 11):  # play: Bullet caches the chain's fall
+        scene.frame_set(f)
+    assert np.abs(np.array(cubes[-1].matrix_world) - built[cubes[-1].name]).max() > 0.01
+    job = _bake(ctx)
+    for t in job.mapping.targets:
+        np.testing.assert_allclose(t.world0, built[t.object.name], atol=1e-6)
+    assert [keys(c) for c in cubes] == fresh
+    assert scene.rigidbody_world.enabled
+    assert _playback_error(scene, _targets(job), range(10, 41)) < 1e-6
+    scene.frame_set(1)
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    assert not differences(before, scene_snapshot(scene, _all(scene)))
+
+
 # ------------------------------------------------------------- A2 Clear Bake
 def _all(scene):
     return [ob for ob in scene.objects]
