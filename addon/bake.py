@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 
 import bpy
 import numpy as np
@@ -190,6 +191,24 @@ def held_partners(bscene, baked) -> list[str]:
     return sorted(ob.name for ob in found)
 
 
+@contextmanager
+def as_built(bscene, frame):
+    """Read the scene at ``frame`` as the artist built it: object poses from their own transforms,
+    animation, parents and constraints, not where Bullet's cache put an active body (past the cache start
+    a frame shows the last pose playback simulated there). Only past the cache start (before it Blender
+    places nothing) is the rigid body world turned off meanwhile, then on again; that discards an unbaked
+    cache, which playback simulates again (a baked one is kept)."""
+    world = bscene.rigidbody_world
+    if world is None or not world.enabled or frame <= world.point_cache.frame_start:
+        yield
+        return
+    world.enabled = False
+    try:
+        yield
+    finally:
+        world.enabled = True
+
+
 def keyed_frames(frame_start, frame_end, step):
     """Frames that get keys: every ``step``-th from the start, and always the last one."""
     frames = list(range(frame_start, frame_end + 1, step))
@@ -241,9 +260,10 @@ class BakeJob:
         self.warning = ""  # set by finish: what the user should know about the bake
         try:
             armatures = follow.followed_armatures(bscene.objects if objects is None else objects)
-            samples = follow.sample_poses(bscene, armatures, range(self.sim_start, self.frame_end + 1))
-            bscene.frame_set(self.sim_start)
-            self.mapping = mapping.build(context, objects)
+            with as_built(bscene, self.sim_start):  # the start pose does not depend on what playback cached
+                samples = follow.sample_poses(bscene, armatures, range(self.sim_start, self.frame_end + 1))
+                bscene.frame_set(self.sim_start)
+                self.mapping = mapping.build(context, objects)
             if armatures:
                 self.follow = follow.Follow(self.mapping, samples)
                 self.follow.configure(self.mapping.scene)

@@ -19,7 +19,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from . import links, loads
+from . import keyframes, links, loads
 
 from ._engine import engine, geometry
 
@@ -220,18 +220,10 @@ def _add_car(context, coll, sc, load, obs, ground, model, R_link, p_link):
         t = load.t_start + (load.t_end - load.t_start) * k / (len(stops) - 1)
         ob.location = tuple(p + lift)
         ob.keyframe_insert("location", frame=bscene.frame_start + t * fps)
-    for fc in _fcurves(ob):
+    for fc in keyframes.fcurves(ob):
         for kp in fc.keyframe_points:
             kp.interpolation = "LINEAR"
     return ob
-
-
-def _fcurves(ob):
-    from bpy_extras import anim_utils
-
-    ad = ob.animation_data
-    bag = anim_utils.action_get_channelbag_for_slot(ad.action, ad.action_slot)
-    return bag.fcurves if bag is not None else []
 
 
 def _local(obs, ground, model, body, point_link, R_link, p_link):

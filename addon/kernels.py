@@ -18,7 +18,7 @@ import time
 
 import bpy
 
-from . import mapping
+from . import mapping, snapshot
 from ._engine import warmup
 
 TITLE = "Compiling solver kernels — first run only"
@@ -27,9 +27,11 @@ TITLE = "Compiling solver kernels — first run only"
 def options(settings) -> dict:
     """``engine.warmup`` options for the scene settings ``scene.redmax`` (solver, ground contact) and the
     facts of its scene that decide which step the bake runs (``mapping.scene_facts``: loop closures, joint
-    limits, body damping), so the compile covers that step and no other."""
+    limits, body damping), so the compile covers that step and no other. A baked scene is read as the
+    re-bake maps it: with the rigid bodies and constraints the bake took out of Blender's world put back."""
+    bscene = settings.id_data
     return {"solver": settings.solver.lower(), "contact": bool(settings.collide_with_ground),
-            "contact_method": settings.contact_method.lower(), **mapping.scene_facts(settings.id_data)}
+            "contact_method": settings.contact_method.lower(), **mapping.scene_facts(bscene, snapshot.Restored(bscene))}
 
 
 def needed(settings) -> bool:

@@ -81,3 +81,12 @@ def current(id_data) -> tuple:
     if ad is None or ad.action is None:
         return None, ""
     return ad.action, ad.action_slot.identifier if ad.action_slot is not None else ""
+
+
+def fcurves(id_data) -> list:
+    """The F-curves that animate ``id_data``: its assigned action's channel bag for its slot ([] if none)."""
+    ad = id_data.animation_data
+    if ad is None or ad.action is None or ad.action_slot is None:
+        return []
+    bag = anim_utils.action_get_channelbag_for_slot(ad.action, ad.action_slot)
+    return list(bag.fcurves) if bag is not None else []

@@ -38,7 +38,7 @@ from typing import Any
 import bpy
 import numpy as np
 
-from . import loads
+from . import keyframes, loads
 from ._engine import engine, geometry
 
 
@@ -89,6 +89,12 @@ def matrix(m) -> np.ndarray:
 
 
 MIN_SCALE = 1e-6  # below this an axis of an object's matrix counts as collapsed (zero scale)
+
+
+def in_scene(bscene, ob) -> bool:
+    """Whether ``ob`` is in ``bscene``: an object deleted with X stays alive (in no scene) as long as a
+    pointer (a link's end, a constraint's end, the bake's snapshot) holds it, so existence says nothing."""
+    return bscene.objects.get(ob.name) == ob
 
 
 def check_matrix(W, what: str) -> None:
@@ -201,11 +207,18 @@ def _bone_limits(pose_bone, jtype, axis_rot, jrot):
     read as bone-local angles: a hinge takes the bound of its axis; a universal joint the bounds of
     its two free axes (dofs about the joint frame's x and y, in that order); a ball joint the three
     per-axis bounds as bounds on its rotation vector's components (exact for a turn about one axis,
-    close to Blender's Euler bounds for moderate swing and twist). Unused axes are unbounded."""
+    close to Blender's Euler bounds for moderate swing and twist). Unused axes are unbounded. A muted
+    constraint is ignored (as on playback); one that limits an axis in another owner space than Local
+    is refused: playback applies it in that space, which no joint limit can follow."""
     for c in pose_bone.constraints:
         if c.type == "LIMIT_ROTATION" and c.enabled:
             axes = ((c.use_limit_x, c.min_x, c.max_x), (c.use_limit_y, c.min_y, c.max_y),
                     (c.use_limit_z, c.min_z, c.max_z))
+            if c.owner_space != "LOCAL" and any(used for used, _, _ in axes):
+                space = c.bl_rna.properties["owner_space"].enum_items.get(c.owner_space)
+                raise MappingError(f"bone '{pose_bone.name}' of '{pose_bone.id_data.name}': its Limit Rotation "
+                                   f"constraint '{c.name}' works in {space.name if space else c.owner_space}; set "
+                                   "its Owner Space to Local Space (only Local Space maps to the joint's limits)")
             return _axis_limits(axes, jtype, axis_rot, jrot)
     return None
 
@@ -323,11 +336,69 @@ def _object_shape(ob):
     return shape
 
 
-def _is_dynamic(ob, constrained):
+TRANSFORM_CHANNELS = {"location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
+                      "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"}
+
+
+def _moves(ob, seen=()) -> str:
+    """Why ``ob`` moves over time in Blender, "" if it does not: keys on its (or, through ``pose.bones``, its
+    bones') transforms that change or have modifiers, drivers on them, NLA strips, or a parent or an
+    enabled constraint's target that moves."""
+    if ob in seen:
+        return ""
+    seen = (*seen, ob)
+    ad = ob.animation_data
+    if ad is not None:
+        for fc in keyframes.fcurves(ob):
+            if fc.data_path.rsplit(".", 1)[-1] in TRANSFORM_CHANNELS and len(fc.keyframe_points):
+                values = np.empty(2 * len(fc.keyframe_points))
+                fc.keyframe_points.foreach_get("co", values)
+                if len(fc.modifiers) or np.ptp(values[1::2]) > 0:  # (one key, or equal keys, hold it still)
+                    return "it has keys"
+        if any(fc.data_path.rsplit(".", 1)[-1] in TRANSFORM_CHANNELS for fc in ad.drivers):
+            return "it has drivers"
+        if any(not track.mute and len(track.strips) for track in ad.nla_tracks):
+            return "it has NLA strips"
+    if ob.parent is not None and _moves(ob.parent, seen):
+        return f"its parent '{ob.parent.name}' is animated"
+    for c in ob.constraints:
+        target = getattr(c, "target", None)
+        if c.enabled and isinstance(target, bpy.types.Object) and _moves(target, seen):
+            return f"its constraint '{c.name}' follows '{target.name}', which is animated"
+    return ""
+
+
+def _check_fixed_anchor(ob) -> None:
+    """Refuse an object a body is anchored to that Blender moves on playback while the bake holds it: a
+    passive rigid body with Animated (kinematic) on that is animated. The engine holds the world fixed."""
+    rb = ob.rigid_body
+    if rb is None or rb.type != "PASSIVE" or not rb.kinematic:
+        return
+    why = _moves(ob)
+    if why:
+        raise MappingError(f"object '{ob.name}' is an animated passive rigid body (Animated is on and {why}): "
+                           "RedMax bakes hold passive objects fixed; turn Animated off or remove its animation")
+
+
+class LiveRig:
+    """Reads each object's rigid body and Rigid Body Constraint as they are in the scene. ``scene_facts`` takes
+    another reader for a baked scene (``snapshot.Restored``: as the re-bake will put them back)."""
+
+    @staticmethod
+    def rigid_body(ob):
+        return ob.rigid_body
+
+    @staticmethod
+    def constraint(ob):
+        return ob.rigid_body_constraint
+
+
+def _is_dynamic(ob, constrained, rig=LiveRig):
     if ob.type == "ARMATURE":
         return False
-    if ob.rigid_body is not None:
-        return ob.rigid_body.type == "ACTIVE"
+    rb = rig.rigid_body(ob)
+    if rb is not None:
+        return rb.type == "ACTIVE"
     return ob.redmax.simulate or (ob in constrained and ob.type == "MESH")  # empties anchor to the world
 
 
@@ -375,17 +446,17 @@ def _limit_axes(c):
     return None
 
 
-def _hosts(bscene, objects):
-    """The enabled Rigid Body Constraint hosts among ``objects``, checked: both ends set and in the
-    scene (an object deleted with X stays alive through the pointer), a usable host frame."""
-    hosts = [ob for ob in objects if ob.rigid_body_constraint is not None and ob.rigid_body_constraint.enabled]
+def _hosts(bscene, objects, rig=LiveRig):
+    """The enabled Rigid Body Constraint hosts among ``objects`` (constraints read by ``rig``), checked: both
+    ends set and in the scene (an object deleted with X stays alive through the pointer), a usable host frame."""
+    hosts = [ob for ob in objects if rig.constraint(ob) is not None and rig.constraint(ob).enabled]
     for h in hosts:
-        c = h.rigid_body_constraint
+        c = rig.constraint(h)
         what = f"rigid body constraint on '{h.name}'"
         for i, o in enumerate((c.object1, c.object2), 1):
             if o is None:
                 raise MappingError(f"{what}: needs both objects (object {i} is empty)")
-            if bscene.objects.get(o.name) != o:
+            if not in_scene(bscene, o):
                 raise MappingError(f"{what}: object {i} '{o.name}' is not in the scene (deleted?)")
         check_matrix(matrix(h.matrix_world), what)
     return hosts
@@ -404,6 +475,12 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
             continue
         edges.append(h)
     dynamic_set, placed, used = set(dynamic), set(), set()
+    for h in hosts:  # what a simulated body hangs from must hold still
+        ends = (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
+        if any(o in dynamic_set for o in ends):
+            for o in ends:
+                if o not in dynamic_set:
+                    _check_fixed_anchor(o)
 
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
@@ -447,7 +524,7 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
                  and (h.rigid_body_constraint.object1 in dynamic_set or h.rigid_body_constraint.object2 in dynamic_set)]
 
 
-def scene_facts(bscene) -> dict:
+def scene_facts(bscene, rig=LiveRig) -> dict:
     """What decides which solver kernels a bake of ``bscene`` compiles (``engine.warmup.scene_facts`` of
     the scene ``build`` would make), found without building it (which runs kernels): {"closures",
     "limits", "body_damping"}; None where not known (the warm-up then compiles both kinds): all three
@@ -455,35 +532,39 @@ def scene_facts(bscene) -> dict:
     why). Loop closures are the closure links and the rigid body constraints that ``_add_rigid_objects``
     leaves out of the tree: those joining two bodies that other constraints already connect (objects
     that are not simulated all count as the world). Limits: False when no simulated armature (whose
-    bones may carry Limit Rotation constraints) and no constraint limits a joint, else None."""
+    bones may carry Limit Rotation constraints) and no constraint limits a joint, else None. ``rig`` reads
+    the rigid bodies and constraints (of a baked scene: as the re-bake will put them back)."""
     settings = bscene.redmax
     facts = {"closures": None, "limits": None, "body_damping": settings.body_damping > 0}
     try:
-        hosts = _hosts(bscene, list(bscene.objects))
+        hosts = _hosts(bscene, list(bscene.objects), rig)
     except MappingError:
         return facts
     if not any(ob.type == "ARMATURE" and ob.redmax.simulate for ob in bscene.objects) and not any(
-            _limits_a_joint(h.rigid_body_constraint) for h in hosts):
+            _limits_a_joint(rig.constraint(h)) for h in hosts):
         facts["limits"] = False
     if any(link.kind == "CLOSURE" for link in settings.links):
         facts["closures"] = True
         return facts
-    constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
-    if not any(_is_dynamic(ob, constrained) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
+    constrained = {o for h in hosts for o in (rig.constraint(h).object1, rig.constraint(h).object2) if o}
+
+    def dynamic(ob):
+        return _is_dynamic(ob, constrained, rig)
+
+    if not any(dynamic(ob) or (ob.type == "ARMATURE" and ob.redmax.simulate) for ob in bscene.objects):
         return {"closures": None, "limits": None, "body_damping": None}  # e.g. Compile Now before a rig exists
     parent: dict = {}  # union-find over the simulated objects; every other object is the world (WORLD)
 
     def find(ob):
-        node = ob if ob is not None and _is_dynamic(ob, constrained) else WORLD
+        node = ob if ob is not None and dynamic(ob) else WORLD
         while parent.get(node, node) != node:
             node = parent[node]
         return node
 
     facts["closures"] = False
     for h in hosts:
-        c = h.rigid_body_constraint
-        if c.type == "GENERIC_SPRING" or not any(o is not None and _is_dynamic(o, constrained)
-                                                 for o in (c.object1, c.object2)):
+        c = rig.constraint(h)
+        if c.type == "GENERIC_SPRING" or not any(o is not None and dynamic(o) for o in (c.object1, c.object2)):
             continue  # a spring, or a constraint between two objects that are not simulated
         a, b = find(c.object1), find(c.object2)
         if a == b:
@@ -509,7 +590,7 @@ def _end(bscene, link, which, targets):
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
     if ob is None or ob.name not in bpy.data.objects:
         raise MappingError(f"{what}: object {which.upper()} is missing (deleted?)")
-    if bscene.objects.get(ob.name) != ob:  # deleted with X: alive through this pointer, in no scene
+    if not in_scene(bscene, ob):
         raise MappingError(f"{what}: object {which.upper()} '{ob.name}' is not in the scene (deleted?)")
     check_matrix(matrix(ob.matrix_world), f"{what}: object {which.upper()} '{ob.name}'")
     local = np.array([*point, 1.0])
@@ -616,6 +697,9 @@ def _add_link(scene, bscene, link, targets, partial=False):
         if partial:
             return
         raise MappingError(f"{what}: neither end is on a simulated object or bone")
+    for end, ob in ((a, link.object_a), (bb, link.object_b)):
+        if end == WORLD:
+            _check_fixed_anchor(ob)
     try:
         if link.kind == "CLOSURE":
             Ra, _ = rigid_part(Wa)

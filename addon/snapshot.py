@@ -9,18 +9,26 @@ key is written the snapshot records, as JSON in Blender properties (it survives 
 
 * per object (``scene.redmax.snapshot_objects``: a pointer, so renames are followed, and JSON):
   location, rotation (all modes), scale, the pose bones' transforms, whether it had animation
-  data, every writable setting of its rigid body and of its Rigid Body Constraint;
+  data, whether it was in the scene, every writable setting of its rigid body and of its Rigid
+  Body Constraint;
 * the rigid body world (``scene.redmax.snapshot``): enabled, collection, constraints collection,
   the order of both collections' objects, solver settings, point cache range.
 
 Object pointers inside settings (a constraint's ends) are stored as indices into the
 snapshot's objects, names only for objects the snapshot does not hold.
+
+An object deleted (X) after the bake stays alive through the snapshot's pointer; Clear Bake leaves
+it deleted, as Blender's own delete does: nothing of it is restored, nor linked back into the rigid
+body world, and the restored constraint ends that held it are empty.
 """
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import bpy
+
+from .mapping import in_scene
 
 TRANSFORMS = ("location", "rotation_mode", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 POSE_TRANSFORMS = TRANSFORMS
@@ -95,7 +103,7 @@ def take(bscene, objects) -> tuple:
     entries = []
     for ob in objects:
         d = {"transforms": {k: _value(getattr(ob, k), refs) for k in TRANSFORMS},
-             "animation_data": ob.animation_data is not None}
+             "animation_data": ob.animation_data is not None, "in_scene": in_scene(bscene, ob)}
         if ob.pose is not None:
             d["pose"] = {pb.name: {k: _value(getattr(pb, k), refs) for k in POSE_TRANSFORMS} for pb in ob.pose.bones}
         if ob.rigid_body is not None:
@@ -187,6 +195,40 @@ def saved_hosts(bscene, objects) -> list:
     return out
 
 
+def _present(bscene, entries, data) -> list:
+    """The snapshot's objects, None for those deleted since the bake (in the scene then, in none now), so
+    references to them resolve to None, as Blender's delete leaves them."""
+    return [None if ob is not None and d.get("in_scene", True) and not in_scene(bscene, ob) else ob
+            for (ob, _), d in zip(entries, data)]
+
+
+class Restored:
+    """Reads each object's rigid body and Rigid Body Constraint as Clear Bake will have put them back, and so
+    as a re-bake (which restores first) maps them: the live ones, else the settings the bake removed (as
+    namespaces, object ends resolved). Changes nothing: ``mapping.scene_facts`` reads a baked scene with it."""
+
+    KINDS = ("rigid_body", "rigid_body_constraint")
+
+    def __init__(self, bscene) -> None:
+        self.saved: dict = {}
+        saved = stored(bscene)
+        if saved is None:
+            return
+        data = [json.loads(d) for _, d in saved[1]]
+        objects = _present(bscene, saved[1], data)
+        for ob, d in zip(objects, data):
+            if ob is not None:
+                self.saved[ob] = {kind: SimpleNamespace(**{k: _resolve(v, objects) for k, v in d[kind].items()})
+                                  for kind in self.KINDS if kind in d}
+
+    def rigid_body(self, ob):
+        return ob.rigid_body if ob.rigid_body is not None else self.saved.get(ob, {}).get("rigid_body")
+
+    def constraint(self, ob):
+        live = ob.rigid_body_constraint
+        return live if live is not None else self.saved.get(ob, {}).get("rigid_body_constraint")
+
+
 def stored(bscene):
     """The scene's snapshot in the form ``take`` returns, or None."""
     s = bscene.redmax
@@ -233,17 +275,19 @@ def restore(context, bscene, saved, only=None) -> list:
     returns messages about what could not be restored."""
     world_json, entries = saved
     problems = []
-    objects = [ob for ob, _ in entries]
     data = [json.loads(d) for _, d in entries]
+    objects = _present(bscene, entries, data)  # deleted since the bake: left out
+    deleted = {i for i, (ob, _) in enumerate(entries) if ob is not None and objects[i] is None}
     world = json.loads(world_json)["world"]
     if world is not None and bscene.rigidbody_world is None:
         with context.temp_override(scene=bscene):
             bpy.ops.rigidbody.world_add()
     if only is not None:
         world = None
-    for ob, d in zip(objects, data):
+    for i, (ob, d) in enumerate(zip(objects, data)):
         if ob is None:
-            problems.append("an object saved before the bake no longer exists")
+            if i not in deleted:
+                problems.append("an object saved before the bake no longer exists")
             continue
         if only is not None and ob not in only:
             continue

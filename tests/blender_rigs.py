@@ -134,6 +134,23 @@ def artist_chain(n=5, link=0.3):
     return anchor, cubes
 
 
+def artist_connected_chain(n=4, size=0.5, spacing=0.6):
+    """A passive cube and ``n`` active cubes in a row along +X, joined the quick way: all selected, the
+    passive one active, *Object › Rigid Body › Connect* (HINGE, chain by distance); the hinge empties are
+    turned so their local Z (the hinge axis) is world Y and the chain swings down. Returns (anchor, cubes)."""
+    cubes = [artist_cube(f"C{i}", size, (spacing * i, 0, 0), "PASSIVE" if i == 0 else "ACTIVE") for i in range(n + 1)]
+    for ob in bpy.context.view_layer.objects:
+        ob.select_set(ob in cubes)
+    bpy.context.view_layer.objects.active = cubes[0]
+    assert bpy.ops.rigidbody.connect(con_type="HINGE", pivot_type="CENTER",
+                                     connection_pattern="CHAIN_DISTANCE") == {"FINISHED"}
+    for h in bpy.context.scene.objects:
+        if h.rigid_body_constraint is not None:
+            h.rotation_euler = (-math.pi / 2, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    return cubes[0], cubes[1:]
+
+
 # ------------------------------------------------------------------ snapshots
 def rna_dump(struct, depth=0, seen=None):
     """Every RNA property of ``struct`` (pointers to IDs by name, nested structs and collections

@@ -183,3 +183,27 @@ def test_warmup_facts_find_a_loop_closed_by_rigid_body_constraints(registered):
     constraint(empty("closing", (0, 0, 1.0)), "POINT", boxes[2], anchor)
     assert mapping.scene_facts(registered.scene)["closures"] is True
     assert engine.warmup.scene_facts(mapping.build(registered).scene)["closures"]
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_warmup_facts_of_a_baked_scene_are_those_of_its_rebake(registered, closed):
+    """Found by a tester: a bake takes the rigid bodies and constraints out of Blender's world, so the facts
+    read from the baked scene were all unknown and a second bake compiled a 'loop closures' group the rig
+    does not need. A re-bake maps the scene as it was before the bake: its facts are read that way."""
+    from addon import mapping
+    from blender_rigs import artist_chain, artist_constraint
+
+    scene = registered.scene
+    scene.frame_start, scene.frame_end = 1, 10
+    anchor, cubes = artist_chain(3)
+    hinge = bpy.data.objects["hinge2"].rigid_body_constraint
+    hinge.use_limit_ang_z, hinge.limit_ang_z_lower, hinge.limit_ang_z_upper = True, -0.5, 0.5
+    if closed:
+        artist_constraint("closing", "POINT", cubes[-1], anchor, (0, 1.0, 0))
+    before = kernels.options(scene.redmax)
+    assert (before["closures"], before["limits"]) == (closed, None)
+    assert before["closures"] == engine.warmup.scene_facts(mapping.build(registered).scene)["closures"]
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+    assert bpy.data.objects["hinge2"].rigid_body_constraint is None and cubes[0].rigid_body is None
+    assert kernels.options(scene.redmax) == before
+    assert not kernels.needed(scene.redmax)  # what the bake compiled covers its re-bake

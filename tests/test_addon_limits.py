@@ -9,7 +9,7 @@ import pytest
 bpy = pytest.importorskip("bpy")  # (conftest.py gave Blender a throw-away user folder)
 
 from addon import bake, mapping  # noqa: E402
-from blender_rigs import box, empty  # noqa: E402
+from blender_rigs import box, empty, fcurve_world  # noqa: E402
 
 import engine  # noqa: E402
 
@@ -145,3 +145,34 @@ def test_universal_and_ball_bones_take_per_axis_bounds(ctx):
     np.testing.assert_allclose(model.joint_upper[hip], [0.4, 0.1])
     np.testing.assert_allclose(model.joint_lower[knee], [-0.5, -0.3, -0.2])
     np.testing.assert_allclose(model.joint_upper[knee], [0.6, 0.3, 0.25])
+
+
+def test_a_limit_rotation_outside_local_space_is_refused_by_name_and_a_muted_one_ignored(ctx):
+    """Found by a tester: Blender's own *Add Bone Constraint* gives a Limit Rotation in World Space, which the
+    bake read as bone-local angles while playback applies it in world space (the bone chain left its keys).
+    Only Local Space is a joint limit: any other owner space is refused by name; a muted one is ignored."""
+    ob, pb, axis = _horizontal_bone(ctx)
+    bpy.ops.object.mode_set(mode="POSE")
+    ob.data.bones.active = ob.data.bones["arm"]
+    assert bpy.ops.pose.constraint_add(type="LIMIT_ROTATION") == {"FINISHED"}
+    bpy.ops.object.mode_set(mode="OBJECT")
+    c = pb.constraints["Limit Rotation"]
+    assert c.owner_space == "WORLD"  # Blender's default
+    setattr(c, f"use_limit_{axis}", True)
+    setattr(c, f"min_{axis}", -LIMIT)
+    setattr(c, f"max_{axis}", LIMIT)
+    with pytest.raises(bake.BakeError, match="bone 'arm' of 'rig': its Limit Rotation constraint 'Limit Rotation' "
+                                             "works in World Space; set its Owner Space to Local Space"):
+        bake.BakeJob(ctx)
+    c.owner_space = "POSE"
+    with pytest.raises(mapping.MappingError, match="works in Pose Space"):
+        mapping.build(ctx)
+    c.mute = True  # ignored, as Blender ignores it on playback
+    model = mapping.build(ctx).scene.model
+    assert np.isinf(model.joint_lower[0]) and np.isinf(model.joint_upper[0])
+    c.mute, c.owner_space = False, "LOCAL"
+    _bake(ctx, 90)
+    for f in range(1, 91):  # playback (Blender applies the constraint) shows the keys; the bake overshoots ≤ 2 mrad
+        ctx.scene.frame_set(f)
+        played = np.array(ob.matrix_world @ pb.matrix)
+        assert np.abs(played - np.array(fcurve_world(ob, f, "arm"))).max() < 3e-3, f

@@ -11,8 +11,8 @@ from hypothesis import example, given, settings, strategies as st
 bpy = pytest.importorskip("bpy")
 
 from addon import bake, mapping, ui  # noqa: E402
-from blender_rigs import (HINGE_ABOUT_X, armature, artist_chain, artist_cube, artist_constraint,  # noqa: E402
-                          artist_pendulum, differences, fcurve_world, keys, scene_snapshot)
+from blender_rigs import (HINGE_ABOUT_X, armature, artist_chain, artist_connected_chain, artist_cube,  # noqa: E402
+                          artist_constraint, artist_pendulum, differences, fcurve_world, keys, scene_snapshot)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -116,6 +116,34 @@ def test_demo_scenes_play_back_their_keys_past_a_short_cache(ctx, kind, size):
     assert err < 1e-6
 
 
+def test_the_bake_starts_from_the_rig_as_built_whether_or_not_the_timeline_was_played(ctx):
+    """Found by a tester: with the scene range starting after the rigid body cache start (10 and 1), a fresh
+    file baked from the rig as built, but after playing frames 1–10 from Bullet's cached mid-fall pose (at
+    rest). The bake reads the poses the artist built, as if Blender's rigid body simulation were off."""
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 10, 40
+    anchor, cubes = artist_chain(3)
+    built = {c.name: np.array(c.matrix_world) for c in cubes}
+    scene.frame_set(1)  # (the cache start: Bullet has not placed anything)
+    before = scene_snapshot(scene, _all(scene))
+    job = _bake(ctx)
+    fresh = [keys(c) for c in cubes]
+    scene.frame_set(10)
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    for f in range(1, 11):  # play: Bullet caches the chain's fall
+        scene.frame_set(f)
+    assert np.abs(np.array(cubes[-1].matrix_world) - built[cubes[-1].name]).max() > 0.01
+    job = _bake(ctx)
+    for t in job.mapping.targets:
+        np.testing.assert_allclose(t.world0, built[t.object.name], atol=1e-6)
+    assert [keys(c) for c in cubes] == fresh
+    assert scene.rigidbody_world.enabled
+    assert _playback_error(scene, _targets(job), range(10, 41)) < 1e-6
+    scene.frame_set(1)
+    assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+    assert not differences(before, scene_snapshot(scene, _all(scene)))
+
+
 # ------------------------------------------------------------- A2 Clear Bake
 def _all(scene):
     return [ob for ob in scene.objects]
@@ -185,6 +213,47 @@ def test_cancelled_rebake_leaves_the_earlier_bake_as_it_was(ctx):
     assert not differences(baked, scene_snapshot(scene, _all(scene)))
 
 
+def _delete(ctx, ob):
+    """Select only ``ob`` and delete it the artist's way (X)."""
+    for other in ctx.view_layer.objects:
+        other.select_set(other == ob)
+    ctx.view_layer.objects.active = ob
+    assert bpy.ops.object.delete() == {"FINISHED"}
+
+
+def test_clear_bake_after_deleting_a_baked_object_leaves_it_deleted(ctx):
+    """Found by a tester: bake a chain joined with Rigid Body › Connect, delete one cube (X), Clear Bake.
+    The deleted cube must stay out of the rigid body world and the constraint ends that held it stay
+    empty: the scene is what deleting the cube without any bake gives, also on playback."""
+    def delete_second_cube(baked):
+        bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+        scene = bpy.context.scene
+        scene.frame_start, scene.frame_end = 1, 20
+        anchor, cubes = artist_connected_chain(4)
+        if baked:
+            assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+        _delete(bpy.context, cubes[1])
+        if baked:
+            scene.frame_set(1)
+            assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
+        scene.frame_set(1)
+        state = scene_snapshot(scene, _all(scene))
+        state.pop("actions")  # (the deleted cube's baked action lingers unused, as any deleted object's action)
+        played = []
+        for f in range(1, 31):  # Bullet's own simulation of what is left
+            scene.frame_set(f)
+            played.append([np.array(ob.matrix_world) for ob in scene.objects])
+        return state, np.array(played)
+
+    deleted, played = delete_second_cube(baked=False)
+    scene = bpy.context.scene
+    assert "C2" not in scene.rigidbody_world.collection.objects
+    assert None in {h.rigid_body_constraint.object2 for h in scene.objects if h.rigid_body_constraint}
+    cleared, played_after_clear = delete_second_cube(baked=True)
+    assert not differences(deleted, cleared)
+    np.testing.assert_array_equal(played_after_clear, played)
+
+
 # -------------------------------------------------------- A3 bad input refused
 def _refused(ctx, match):
     scene = ctx.scene
@@ -230,6 +299,68 @@ def test_flat_mesh_and_zero_scale_hinge_host_are_refused_by_name(ctx):
     top, bob = artist_pendulum()
     bpy.context.scene.objects["hinge"].scale = (1, 1, 0)
     _refused(bpy.context, "rigid body constraint on 'hinge': zero scale on its local Z")
+
+
+def _animate(ob, how):
+    """Make ``ob`` move over frames 1–60: its own keys, a driver, a keyed parent or a constraint to one."""
+    if how == "keys":
+        ob.keyframe_insert("location", frame=1)
+        ob.location.x += 2.0
+        ob.keyframe_insert("location", frame=60)
+    elif how == "driver":
+        fc = ob.driver_add("location", 0)
+        fc.driver.expression = "frame / 30"
+    else:
+        bpy.ops.object.empty_add(location=(0, 0, 0))
+        mover = bpy.context.active_object
+        mover.name = "mover"
+        mover.keyframe_insert("rotation_euler", frame=1)
+        mover.rotation_euler.z = 1.0
+        mover.keyframe_insert("rotation_euler", frame=60)
+        if how == "parent":
+            ob.parent = mover
+        else:
+            bpy.context.view_layer.objects.active = ob
+            assert bpy.ops.object.constraint_add(type="COPY_ROTATION") == {"FINISHED"}
+            ob.constraints[-1].target = mover
+
+
+@pytest.mark.parametrize("how, why", [
+    ("keys", "it has keys"), ("driver", "it has drivers"), ("parent", "its parent 'mover' is animated"),
+    ("constraint", "its constraint 'Copy Rotation' follows 'mover', which is animated")])
+def test_an_animated_passive_anchor_is_refused_by_name(ctx, how, why):
+    """Found by a tester: a passive anchor with Animated on and keys was held at its start pose in the bake
+    while it moves on playback, so the chain came off it. The engine holds passive objects fixed: refused."""
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    top.rigid_body.kinematic = True
+    _animate(top, how)
+    ctx.scene.frame_set(1)
+    _refused(ctx, rf"object 'top' is an animated passive rigid body \(Animated is on and {why}\): RedMax bakes "
+                  "hold passive objects fixed; turn Animated off or remove its animation")
+
+
+def test_a_cable_to_an_animated_passive_object_is_refused_by_name(ctx):
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    post = artist_cube("post", 0.1, (0, 1.0, 0.5), "PASSIVE")
+    post.rigid_body.kinematic = True
+    _animate(post, "keys")
+    _add_cable(ctx, post, bob)
+    ctx.scene.frame_set(1)
+    _refused(ctx, r"object 'post' is an animated passive rigid body \(Animated is on and it has keys\)")
+
+
+def test_a_kinematic_passive_anchor_that_is_not_animated_still_bakes_as_a_fixed_one(ctx):
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 20
+    top, bob = artist_pendulum()
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    fixed = keys(bob)
+    top.rigid_body.kinematic = True  # Animated on, but nothing moves it
+    top.keyframe_insert("location", frame=1)  # (one key: it stays where it is)
+    assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
+    assert keys(bob) == fixed
 
 
 def test_a_diverging_bake_never_writes_a_non_finite_key(ctx):
