@@ -370,14 +370,29 @@ def _moves(ob, seen=()) -> str:
 
 def _check_fixed_anchor(ob) -> None:
     """Refuse an object a body is anchored to that Blender moves on playback while the bake holds it: a
-    passive rigid body with Animated (kinematic) on that is animated. The engine holds the world fixed."""
+    passive rigid body with Animated (kinematic) on, or an object without a rigid body (an Empty), that is
+    animated. The engine holds the world fixed. (A passive body with Animated off ignores its keys in
+    Blender's simulation too, so it bakes as Bullet runs it.)"""
     rb = ob.rigid_body
-    if rb is None or rb.type != "PASSIVE" or not rb.kinematic:
+    if rb is not None and (rb.type != "PASSIVE" or not rb.kinematic):
         return
     why = _moves(ob)
-    if why:
+    if why and rb is not None:
         raise MappingError(f"object '{ob.name}' is an animated passive rigid body (Animated is on and {why}): "
                            "RedMax bakes hold passive objects fixed; turn Animated off or remove its animation")
+    if why:
+        raise MappingError(f"object '{ob.name}' anchors a simulated body and is animated ({why}): RedMax bakes "
+                           "hold anchors fixed; remove its animation or anchor to an object that holds still")
+
+
+def _check_not_kinematic(ob) -> None:
+    """Refuse an active rigid body with Animated on: Blender moves it by its animation instead of simulating
+    it, and the bake would simulate it (an active body only follows keys in Blender's own simulation)."""
+    rb = ob.rigid_body
+    if rb is not None and rb.type == "ACTIVE" and rb.kinematic:
+        raise MappingError(f"object '{ob.name}' is an active rigid body with Animated on: Blender moves it by "
+                           "its animation, RedMax would simulate it; turn Animated off to simulate it, or make it "
+                           "Passive to anchor to it")
 
 
 class LiveRig:
@@ -475,6 +490,8 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
             continue
         edges.append(h)
     dynamic_set, placed, used = set(dynamic), set(), set()
+    for ob in dynamic:
+        _check_not_kinematic(ob)
     for h in hosts:  # what a simulated body hangs from must hold still
         ends = (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
         if any(o in dynamic_set for o in ends):

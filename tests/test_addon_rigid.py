@@ -351,6 +351,30 @@ def test_a_cable_to_an_animated_passive_object_is_refused_by_name(ctx):
     _refused(ctx, r"object 'post' is an animated passive rigid body \(Animated is on and it has keys\)")
 
 
+def test_a_cable_to_an_animated_empty_is_refused_by_name(ctx):
+    """An Empty anchors to the world as a passive body does; keyed, it moves on playback while the bake held it."""
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    bpy.ops.object.empty_add(location=(0, 1.0, 0.5))
+    post = ctx.active_object
+    post.name = "post"
+    _animate(post, "keys")
+    _add_cable(ctx, post, bob)
+    ctx.scene.frame_set(1)
+    _refused(ctx, r"object 'post' anchors a simulated body and is animated \(it has keys\): RedMax bakes hold "
+                  "anchors fixed")
+
+
+def test_an_active_rigid_body_with_animated_on_is_refused_by_name(ctx):
+    """Blender moves an active body with Animated on by its animation (it is not simulated); the bake would
+    simulate it."""
+    ctx.scene.frame_end = 20
+    top, bob = artist_pendulum()
+    bob.rigid_body.kinematic = True
+    _refused(ctx, r"object 'bob' is an active rigid body with Animated on: Blender moves it by its animation, "
+                  "RedMax would simulate it")
+
+
 def test_a_kinematic_passive_anchor_that_is_not_animated_still_bakes_as_a_fixed_one(ctx):
     scene = ctx.scene
     scene.frame_start, scene.frame_end = 1, 20
