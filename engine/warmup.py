@@ -182,10 +182,12 @@ def _limits(solver: str, body_damping: bool | None = None):
 
 
 def _contact(solver: str, method: str, body_damping: bool | None = None, forces: bool = False):
+    """Ground contact with friction (μ = 0.8): the lowest boxes start touching the ground, so the contact
+    stage builds its contact space and runs its PGS in both steps."""
     scene = _tiny_scene(shapes=True, body_damping=body_damping)
     if forces:
         _add_forces(scene)
-    scene.set_ground(1.75)  # the lowest boxes start touching it
+    scene.set_ground(1.75, friction=0.8)  # the lowest boxes start touching it
     return _step(scene, solver, contact_method=method, contact_options={"margin": 0.1})
 
 

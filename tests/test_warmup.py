@@ -36,6 +36,10 @@ def test_scene_facts_pick_the_step_the_bake_runs():
     limited = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=True)]
     assert len(limited) == 2 and "joint limits" in limited[1]
     assert len(warmup.kernel_groups("pcg", closures=False)) == 3  # limits not known: with and without
+    # with closures the limit stage is in the closures group, unless the scene has no limits
+    assert "joint limits" in warmup.kernel_groups("pcg", closures=True)[1].name
+    assert "joint limits" not in warmup.kernel_groups("pcg", closures=True, limits=False)[1].name
+    assert warmup._stamp_key("pcg", False, "minv", closures=True, limits=False) == "pcg/closures/no-limits"
     assert len(warmup.kernel_groups("pcg", contact=True)) == 4
     bridge = engine.scenes.bridge(7, 0)
     assert warmup.scene_facts(bridge) == {"contact": False, "closures": True, "limits": False, "body_damping": False}
@@ -95,6 +99,48 @@ def test_cancel_stops_between_groups(stamp_dir):
         warmup.compile_kernels("pcg", progress=lambda *a: calls.append(a), cancel=lambda: len(calls) >= 1)
     assert len(calls) == 1
     assert not (stamp_dir / warmup.STAMP_NAME).exists()
+
+
+# Each group's tiny scene, without numba (the same Python branches, in seconds): a stage that only solves when
+# something is active must be active there, or its solve is left for the bake to compile.
+ACTIVE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from engine import warmup
+out = []
+for facts in ({"closures": False, "limits": True, "contact": True}, {"closures": True, "limits": None, "contact": True},
+              {"closures": None, "limits": None}):
+    for group in warmup.kernel_groups("pcg", **facts):
+        sim, row = group.run(), {"facts": facts, "group": group.name}
+        if sim is not None and sim.limits is not None:
+            row["limit_impulse"] = float(np.max(sim.limits.last_impulses, initial=0.0))
+        if sim is not None and sim.contact is not None:
+            lam, c = sim.contact.last.impulses, sim.contact.last.contacts
+            row["pushing"] = int(np.sum(lam[0::3] > 0))
+            row["gripping"] = int(np.sum(np.hypot(lam[1::3], lam[2::3]) > 0))
+            row["friction"] = float(np.min(c.friction, initial=np.inf))
+        out.append(row)
+print("RESULT " + json.dumps(out), flush=True)
+"""
+
+
+def test_each_group_makes_the_stages_it_compiles_solve():
+    """The hinge of a group with limits starts on its bound moving into it; the contact group's lowest boxes
+    touch the ground with friction, so its PGS runs with sticking or sliding contacts."""
+    env = dict(os.environ, ENGINE_DISABLE_JIT="1")
+    proc = subprocess.run([sys.executable, "-c", ACTIVE, str(ROOT)], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout + proc.stderr
+    rows = json.loads(lines[-1][len("RESULT "):])
+    for facts in ({"closures": False, "limits": True, "contact": True}, {"closures": True, "limits": None, "contact": True},
+                  {"closures": None, "limits": None}):
+        mine = [r for r in rows if r["facts"] == facts]
+        assert any("limit_impulse" in r for r in mine), mine  # some group steps with the limit stage
+        assert all(r["limit_impulse"] > 0 for r in mine if "limit_impulse" in r), mine
+        assert all(r["pushing"] > 0 and r["gripping"] > 0 and r["friction"] > 0 for r in mine if "pushing" in r), mine
+        assert any("pushing" in r for r in mine) == facts.get("contact", False), mine
 
 
 # On an empty numba cache: the add-on's warm-up for a scene's facts, then that scene's bake steps, with numba's
