@@ -4,10 +4,12 @@ On a cold cache the first step of a scene spends most of a minute inside numba
 with nothing to show for it. ``compile_kernels`` does that work up front, group
 by group, on a tiny model that goes through the same public entry points a bake
 does (``link_poses``, ``Simulator.step`` with joint springs, springs,
-cables and moving loads, then loop closures, then ground contact), so every
+cables and moving loads, then loop closures, joint limits, ground contact), so every
 kernel gets the argument types it will see later and lands in numba's on-disk
-cache. Front ends (the Blender add-on, scripts) show the progress and can
-cancel between groups.
+cache. A stage that only solves when something is active (a joint on its bound,
+a box on the ground) is compiled on a tiny scene where it is: the hinge starts
+on its bound moving into it, the lowest boxes start touching the ground. Front
+ends (the Blender add-on, scripts) show the progress and can cancel between groups.
 
 A scene decides which step runs: without loop closures, contact or enforced
 limits a PCG bake takes the one-call step (``redmax_step.pcg_step``), otherwise
@@ -15,9 +17,10 @@ the staged one (``assemble_step_system``, ``pcg_solve``, the closure and contact
 stages), and body damping needs its blocks. Each path is a large compile of its
 own, so ``scene_facts(scene)`` (or a front end that knows them without building
 the scene) says which: ``closures=True`` compiles only the staged step,
-``closures=False`` only the one-call one (the staged one too with ``limits``),
-None (unknown) both; ``body_damping`` likewise. ``compile_kernels(..., **scene_facts(scene))`` then compiles what that
-scene's bake runs.
+``closures=False`` only the one-call one (the staged one instead with ``limits=True``,
+both with None), None (unknown) both; ``limits`` (True or None) adds the limit stage's
+solve with a bound reached; ``body_damping`` likewise. ``compile_kernels(...,
+**scene_facts(scene))`` then compiles what that scene's bake runs.
 
 ``is_warm`` answers "would the first step compile?" without compiling: a stamp
 file in numba's cache directory lists the kernels (and signatures) the last
@@ -51,6 +54,7 @@ SOLVERS = ("pcg", "direct", "dense")
 STAMP_NAME = "redmax_warmup.json"
 _PACKAGE = __name__.rsplit(".", 1)[0]
 _ROOT = Path(__file__).resolve().parent
+LIMIT_LOWER = 0.2  # rad: where the tiny scene's hinge starts, and its lower bound when limited
 
 
 class WarmupCancelled(RuntimeError):
@@ -62,7 +66,7 @@ class KernelGroup:
     """One unit of progress: ``run()`` calls the kernels of ``name`` once on a tiny model."""
 
     name: str
-    run: Callable[[], None]
+    run: Callable[[], object]
 
 
 @dataclass
@@ -87,13 +91,13 @@ class WarmupResult:
 # ------------------------------------------------------------------ tiny model
 def _tiny_model(shapes: bool, limits: bool = False):
     """Six bodies, one of each joint type a rig maps to (revolute, prismatic, universal, spherical,
-    fixed, free); 1 kg boxes of 0.2 m, box contact shapes when ``shapes``, the hinge limited to ±1 rad
-    when ``limits``."""
+    fixed, free); 1 kg boxes of 0.2 m, box contact shapes when ``shapes``, the hinge limited to
+    [0.2, 1.2] rad when ``limits`` (``_tiny_scene`` starts it on its lower bound)."""
     b = ModelBuilder()
     box = {"type": "box", "size": (0.2, 0.2, 0.2)} if shapes else None
     kw = {"mass": 1.0, "inertia": (0.01, 0.01, 0.01), "shape": box}
     b.add_body("hinge", joint_name="hinge", joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, 2.0), com=(0, 0, -0.3),
-               limits=(-1.0, 1.0) if limits else None, **kw)
+               limits=(LIMIT_LOWER, 1.2) if limits else None, **kw)
     b.add_body("slider", joint_name="slider", parent="hinge", joint="prismatic", axis=(0, 0, 1), joint_origin=(0, 0, -0.5), **kw)
     b.add_body("cardan", joint_name="cardan", parent="slider", joint="universal", joint_origin=(0, 0, -0.3), com=(0, 0, -0.2), **kw)
     b.add_body("ball", joint_name="ball", parent="cardan", joint="spherical", joint_origin=(0, 0, -0.4), com=(0, 0, -0.2), **kw)
@@ -103,11 +107,18 @@ def _tiny_model(shapes: bool, limits: bool = False):
 
 
 def _tiny_scene(shapes: bool = False, body_damping: bool | None = None, limits: bool = False) -> Scene:
-    """The tiny model with joint springs; body damping unless ``body_damping`` is False."""
+    """The tiny model with joint springs; body damping unless ``body_damping`` is False. The hinge starts
+    at 0.2 rad; with ``limits`` that is its lower bound and it turns into it at 1 rad/s (gravity and its
+    spring push the same way), so the limit stage solves from the first step: a bound that is not
+    reached leaves the stage's M̃⁻¹ (``algorithms.minv``) and its PGS solve uncompiled, and the bake
+    would compile them (some 20 s, without progress) at the first step that reaches one."""
     model = _tiny_model(shapes, limits)
     q0 = model.neutral_q()
-    q0[model.q_slice("hinge")] = 0.2
-    scene = Scene(model, name="warmup", q0=q0)
+    q0[model.q_slice("hinge")] = LIMIT_LOWER
+    qd0 = np.zeros(model.nv)
+    if limits:
+        qd0[model.v_slice("hinge")] = -1.0
+    scene = Scene(model, name="warmup", q0=q0, qd0=qd0)
     for name in ("hinge", "slider", "cardan", "ball"):
         scene.add_joint_spring(name, 10.0, 0.1)
     if body_damping is not False:
@@ -115,10 +126,13 @@ def _tiny_scene(shapes: bool = False, body_damping: bool | None = None, limits: 
     return scene
 
 
-def _step(scene: Scene, solver: str, **options) -> None:
+def _step(scene: Scene, solver: str, **options):
+    """Two steps of ``scene``; returns the Simulator (its contact and limit stages keep the last step's)."""
     from .simulator import Simulator  # (imports every solver; kept out of module import time)
 
-    Simulator(scene, solver, dt=1.0 / 120.0, **options).step(2)
+    sim = Simulator(scene, solver, dt=1.0 / 120.0, **options)
+    sim.step(2)
+    return sim
 
 
 def _kinematics() -> None:
@@ -138,16 +152,17 @@ def _add_forces(scene: Scene) -> None:
                           0.0, 0.05)
 
 
-def _forces(solver: str, body_damping: bool | None = None) -> None:
+def _forces(solver: str, body_damping: bool | None = None):
     scene = _tiny_scene(body_damping=body_damping)
     _add_forces(scene)
-    _step(scene, solver)
+    return _step(scene, solver)
 
 
-def _closures(solver: str, body_damping: bool | None = None, forces: bool = False) -> None:
+def _closures(solver: str, body_damping: bool | None = None, forces: bool = False, limits: bool = False):
     """The step with loop closures (``forces``: with the springs, cables and loads of ``_forces`` too, for
-    a warm-up that compiles no step without closures)."""
-    scene = _tiny_scene(body_damping=body_damping)
+    a warm-up that compiles no step without closures; ``limits``: with the hinge's lower bound reached, so
+    the limit stage solves in the closures' metric)."""
+    scene = _tiny_scene(body_damping=body_damping, limits=limits)
     if forces:
         _add_forces(scene)
     R, p = link_poses(scene.model, scene.q0)
@@ -155,22 +170,25 @@ def _closures(solver: str, body_damping: bool | None = None, forces: bool = Fals
     scene.add_loop_closure("weld", -1, p[i], kind="point", name="pin")
     scene.add_loop_closure("loose", "hinge", p[scene.model.body_index("loose")], kind="hinge", axis=(0, 1.0, 0),
                            name="hinge_closure")
-    _step(scene, solver)
+    return _step(scene, solver)
 
 
-def _limits(solver: str, body_damping: bool | None = None) -> None:
-    """The step without loop closures that enforces joint limits (not the one-call step), with forces."""
+def _limits(solver: str, body_damping: bool | None = None):
+    """The step without loop closures that enforces joint limits (not the one-call step), with forces; the
+    hinge is on its lower bound and moving into it, so the limit stage solves (not only checks) in both steps."""
     scene = _tiny_scene(body_damping=body_damping, limits=True)
     _add_forces(scene)
-    _step(scene, solver)
+    return _step(scene, solver)
 
 
-def _contact(solver: str, method: str, body_damping: bool | None = None, forces: bool = False) -> None:
+def _contact(solver: str, method: str, body_damping: bool | None = None, forces: bool = False):
+    """Ground contact with friction (μ = 0.8): the lowest boxes start touching the ground, so the contact
+    stage builds its contact space and runs its PGS in both steps."""
     scene = _tiny_scene(shapes=True, body_damping=body_damping)
     if forces:
         _add_forces(scene)
-    scene.set_ground(1.75)  # the lowest boxes start touching it
-    _step(scene, solver, contact_method=method, contact_options={"margin": 0.1})
+    scene.set_ground(1.75, friction=0.8)  # the lowest boxes start touching it
+    return _step(scene, solver, contact_method=method, contact_options={"margin": 0.1})
 
 
 def scene_facts(scene: Scene) -> dict:
@@ -191,19 +209,26 @@ def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method:
     (``contact_method`` "minv" or "cholesky") only when ``contact``.
 
     closures: the scene has loop closures (True: only the step with closures is compiled; False: only
-    the steps without; None, not known: both). limits (with closures=False): enforced joint limits
-    (True: the step with the limit stage; False: the step without; None: both). body_damping: the
-    scene has body damping (False: its blocks are not compiled; None: they are). With contact the step
-    without closures is the contact group's, so closures=False leaves out the separate step there."""
+    the steps without; None, not known: both). limits: enforced joint limits (True: the limit stage
+    with a bound reached, which compiles its M̃⁻¹ and PGS solve; False: no limit stage; None: both).
+    Without closures the limit stage has a step of its own (the staged step, not the one-call one);
+    with closures (or closures not known) the closures group's hinge reaches its bound unless limits
+    is False. body_damping: the scene has body damping (False: its blocks are not compiled; None: they
+    are). With contact the step without closures is the contact group's, so closures=False leaves out
+    the separate step there."""
     solver = _check_solver(solver)
     groups = [KernelGroup("forward kinematics", _kinematics)]
+    with_limits = limits is not False
     if closures is None:
         groups.append(KernelGroup(f"{solver.upper()} step: joint springs, springs, cables, loads",
                                   lambda: _forces(solver, body_damping)))
-        groups.append(KernelGroup("loop closures", lambda: _closures(solver, body_damping)))
+        groups.append(KernelGroup("loop closures" + (", joint limits" if with_limits else ""),
+                                  lambda: _closures(solver, body_damping, limits=with_limits)))
     elif closures:
-        groups.append(KernelGroup(f"{solver.upper()} step with loop closures: joint springs, springs, cables, loads",
-                                  lambda: _closures(solver, body_damping, forces=True)))
+        groups.append(KernelGroup(f"{solver.upper()} step with loop closures"
+                                  + (" and joint limits" if with_limits else "")
+                                  + ": joint springs, springs, cables, loads",
+                                  lambda: _closures(solver, body_damping, forces=True, limits=with_limits)))
     else:
         if not contact and not limits:
             groups.append(KernelGroup(f"{solver.upper()} step: joint springs, springs, cables, loads",
@@ -246,8 +271,8 @@ def _stamp_key(solver: str, contact: bool, contact_method: str, closures: bool |
     key = f"{solver}+{contact_method}" if contact else solver
     if closures is not None:
         key += "/closures" if closures else "/no-closures"
-        if not closures and limits is not None:
-            key += "/limits" if limits else "/no-limits"
+    if limits is not None:  # (with or without closures: each group with a hinge reaches its bound unless False)
+        key += "/limits" if limits else "/no-limits"
     if body_damping is not None:
         key += "/damped" if body_damping else "/undamped"
     return key

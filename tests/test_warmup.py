@@ -1,10 +1,17 @@
-"""engine.warmup: the kernel groups a solver needs, progress and cancel, and the warm-cache stamp."""
+"""engine.warmup: the kernel groups a solver needs, progress and cancel, and the warm-cache stamp; on a cold
+cache (a subprocess), a bake step after the warm-up compiles nothing, also when a joint reaches its limit."""
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import engine
 from engine import warmup
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_groups_per_solver_and_contact():
@@ -29,6 +36,10 @@ def test_scene_facts_pick_the_step_the_bake_runs():
     limited = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=True)]
     assert len(limited) == 2 and "joint limits" in limited[1]
     assert len(warmup.kernel_groups("pcg", closures=False)) == 3  # limits not known: with and without
+    # with closures the limit stage is in the closures group, unless the scene has no limits
+    assert "joint limits" in warmup.kernel_groups("pcg", closures=True)[1].name
+    assert "joint limits" not in warmup.kernel_groups("pcg", closures=True, limits=False)[1].name
+    assert warmup._stamp_key("pcg", False, "minv", closures=True, limits=False) == "pcg/closures/no-limits"
     assert len(warmup.kernel_groups("pcg", contact=True)) == 4
     bridge = engine.scenes.bridge(7, 0)
     assert warmup.scene_facts(bridge) == {"contact": False, "closures": True, "limits": False, "body_damping": False}
@@ -88,3 +99,120 @@ def test_cancel_stops_between_groups(stamp_dir):
         warmup.compile_kernels("pcg", progress=lambda *a: calls.append(a), cancel=lambda: len(calls) >= 1)
     assert len(calls) == 1
     assert not (stamp_dir / warmup.STAMP_NAME).exists()
+
+
+# Each group's tiny scene, without numba (the same Python branches, in seconds): a stage that only solves when
+# something is active must be active there, or its solve is left for the bake to compile.
+ACTIVE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from engine import warmup
+out = []
+for facts in ({"closures": False, "limits": True, "contact": True}, {"closures": True, "limits": None, "contact": True},
+              {"closures": None, "limits": None}):
+    for group in warmup.kernel_groups("pcg", **facts):
+        sim, row = group.run(), {"facts": facts, "group": group.name}
+        if sim is not None and sim.limits is not None:
+            row["limit_impulse"] = float(np.max(sim.limits.last_impulses, initial=0.0))
+        if sim is not None and sim.contact is not None:
+            lam, c = sim.contact.last.impulses, sim.contact.last.contacts
+            row["pushing"] = int(np.sum(lam[0::3] > 0))
+            row["gripping"] = int(np.sum(np.hypot(lam[1::3], lam[2::3]) > 0))
+            row["friction"] = float(np.min(c.friction, initial=np.inf))
+        out.append(row)
+print("RESULT " + json.dumps(out), flush=True)
+"""
+
+
+def test_each_group_makes_the_stages_it_compiles_solve():
+    """The hinge of a group with limits starts on its bound moving into it; the contact group's lowest boxes
+    touch the ground with friction, so its PGS runs with sticking or sliding contacts."""
+    env = dict(os.environ, ENGINE_DISABLE_JIT="1")
+    proc = subprocess.run([sys.executable, "-c", ACTIVE, str(ROOT)], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout + proc.stderr
+    rows = json.loads(lines[-1][len("RESULT "):])
+    for facts in ({"closures": False, "limits": True, "contact": True}, {"closures": True, "limits": None, "contact": True},
+                  {"closures": None, "limits": None}):
+        mine = [r for r in rows if r["facts"] == facts]
+        assert any("limit_impulse" in r for r in mine), mine  # some group steps with the limit stage
+        assert all(r["limit_impulse"] > 0 for r in mine if "limit_impulse" in r), mine
+        assert all(r["pushing"] > 0 and r["gripping"] > 0 and r["friction"] > 0 for r in mine if "pushing" in r), mine
+        assert any("pushing" in r for r in mine) == facts.get("contact", False), mine
+
+
+# On an empty numba cache: the add-on's warm-up for a scene's facts, then that scene's bake steps, with numba's
+# compile events recorded (scripts/compile_profile.py's recorder). A rig whose first joint gravity drives into
+# its lower bound within a few steps: a hinge chain (argv[2] "chain": no loop closures, the staged step with the
+# limit stage), or the same with a pinned ball joint ("closure": the limit stage works in the closures' metric),
+# warmed up as the add-on does for an armature with a closure link (limits not known from the Blender scene).
+# One process per rig: kernels the first rig's steps compiled would hide the second warm-up's gaps.
+COLD_LIMITS = r"""
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/scripts"]
+from compile_profile import CompileRecorder, install
+recorder = CompileRecorder()
+install(recorder)
+import numpy as np
+import engine
+from engine import warmup
+from engine.model import ModelBuilder
+from engine.scene import Scene
+
+def limited_chain(closure):
+    b = ModelBuilder()
+    rod = {"com": (0, 0, -0.5), "mass": 1.0, "inertia": (0.08, 0.08, 0.001)}
+    b.add_body("upper", joint="revolute", axis=(1, 0, 0), joint_name="shoulder", limits=(0.4, 1.5), **rod)
+    b.add_body("lower", parent="upper", joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, -1.0),
+               joint_name="elbow", limits=(-0.5, 0.5), **rod)
+    q0 = [0.45, 0.0]
+    if closure:
+        b.add_body("bob", joint="spherical", joint_origin=(2.0, 0, 1.0), joint_name="ball", **rod)
+        q0 += [1.0, 0.0, 0.0, 0.0]
+    scene = Scene(b.finalize(), name="limited", q0=np.array(q0))
+    if closure:
+        scene.add_loop_closure("bob", -1, (2.0, 0, 0.5), kind="point", name="pin")
+    return scene
+
+closure = sys.argv[2] == "closure"
+facts = {"closures": closure, "limits": None if closure else True, "contact": False, "body_damping": False}
+warmup.compile_kernels("pcg", **facts)
+scene = limited_chain(closure)
+sim = engine.Simulator(scene, "pcg", dt=1.0 / 48.0)
+start = len(recorder.records)
+at_limit = 0
+for _ in range(24):
+    sim.step()
+    at_limit += bool(np.any(sim.limits.last_impulses > 0))
+late = [(name, round(incl, 2)) for name, _, incl, _, depth in recorder.records[start:] if depth == 0]
+print("RESULT " + json.dumps({"facts": facts, "scene_facts": warmup.scene_facts(scene), "steps_at_limit": at_limit,
+                              "is_warm": warmup.is_warm("pcg", **facts), "compiled_in_steps": late}), flush=True)
+"""
+
+
+@pytest.mark.skipif(not engine.JIT_ENABLED, reason="without numba nothing compiles")
+def test_cold_cache_warmup_leaves_nothing_to_compile_when_a_joint_reaches_its_limit(tmp_path):
+    procs = [subprocess.Popen([sys.executable, "-c", COLD_LIMITS, str(ROOT), rig], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=dict(
+                                  os.environ, NUMBA_CACHE_DIR=str(tmp_path / rig), PYTHONUNBUFFERED="1"))
+             for rig in ("chain", "closure")]  # (side by side: each is a cold compile of 30–60 s)
+    cases = []
+    try:
+        for proc in procs:
+            out, _ = proc.communicate(timeout=1200)
+            lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+            assert proc.returncode == 0 and lines, out
+            cases.append(json.loads(lines[-1][len("RESULT "):]))
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    for case in cases:
+        facts = case["facts"]
+        assert case["scene_facts"] == {k: v if v is not None else True for k, v in facts.items()}, case
+        assert case["is_warm"] and case["steps_at_limit"] >= 12, case  # the shoulder rests on its bound
+    late = {json.dumps(c["facts"]): (round(sum(s for _, s in c["compiled_in_steps"]), 1), c["compiled_in_steps"])
+            for c in cases if c["compiled_in_steps"]}
+    assert not late, f"compiled during the steps after the warm-up (CPU s, kernels) per warm-up facts: {late}"
