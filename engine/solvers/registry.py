@@ -7,13 +7,11 @@ and one entry here (docs/architecture.md, "Adding a solver").
 from __future__ import annotations
 
 import difflib
-import functools
 import inspect
-from functools import partial
+from functools import lru_cache, partial
 from typing import Callable
 
 from ..errors import SimulatorOptionError
-
 from ..stepper import Stepper
 from .baraff import SceneStepper as BaraffSceneStepper
 from .explicit import ExplicitStepper
@@ -51,7 +49,7 @@ def check_solver(solver) -> str:
 _SET_BY_SIMULATOR = ("scene", "dt", "contact", "limits", "linear_solver")
 
 
-@functools.lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
 def solver_options(solver: str) -> tuple[str, ...]:
     """The keyword options of the stepper of ``solver`` that a user passes through ``Simulator``."""
     params = inspect.signature(STEPPERS[check_solver(solver)]).parameters
@@ -62,7 +60,7 @@ def solver_options(solver: str) -> tuple[str, ...]:
 def check_option_names(solver: str, options, also=()) -> None:
     """SimulatorOptionError naming the first of ``options`` that neither the stepper of ``solver`` nor ``also``
     (the Simulator's own options) takes, with a close match and the list of what is taken."""
-    known = solver_options(solver) + tuple(also)
+    known = solver_options(check_solver(solver)) + tuple(also)
     for name in options:
         if name not in known:
             raise SimulatorOptionError(f"Simulator option {name!r} is not an option of solver {solver!r}; "
