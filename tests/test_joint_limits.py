@@ -268,7 +268,8 @@ def _euler_violation(q, order, bound):
 @pytest.mark.parametrize("solver", ["explicit", "pcg"])
 def test_ball_joint_held_by_euler_bounds_stays_within_them(solver):
     """A tilted spinning pendulum on a ball joint with ±15° Euler XYZ bounds: gravity and the spin turn two
-    and three axes at once; its Euler angles stay within the bounds (2 mrad), at times on two at once.
+    and three axes at once; its Euler angles stay within the bounds (0.3 mrad: the solve is repeated with the
+    bounds' curvature over the step), at times on two at once.
     With the same bounds on the rotation vector, the Euler angles pass them (by ~1°)."""
     bound = np.radians(15.0)
     worst = {}
@@ -285,7 +286,7 @@ def test_ball_joint_held_by_euler_bounds_stays_within_them(solver):
             assert most_on_bounds >= 2  # two axes at a bound at once
     print(f"worst Euler XYZ violation ({solver}): Euler bounds {worst['XYZ']:.2e} rad, "
           f"rotation-vector bounds {worst['rotation_vector']:.2e} rad")
-    assert worst["XYZ"] < 2e-3
+    assert worst["XYZ"] < 3e-4
     assert worst["rotation_vector"] > 5e-3
 
 
