@@ -138,11 +138,12 @@ class _Builder:
         self.joint_springs = []
 
     def add(self, name, target, parent, joint, R, p, axis, mass, com_world, inertia_world, limits=None,
-            shape_world=None):
+            shape_world=None, limit_angles="rotation_vector"):
         """Add a body whose joint frame (= link frame at the start) is (R, p) in world coordinates.
 
         shape_world: contact shape dict with "center", "rotation" and "axis" in world coordinates
-        (converted to the link frame here), or None.
+        (converted to the link frame here), or None. limit_angles: what a ball joint's limits bound
+        (``engine.ModelBuilder.add_body``).
         """
         pR, pp = self.frames[parent] if parent != WORLD else (None, None)
         origin, rot = frame_in(pR, pp, R, p)
@@ -159,7 +160,8 @@ class _Builder:
                 shape["axis"] = R.T @ np.asarray(shape["axis"], float)
         try:
             self.mb.add_body(name, parent=parent, joint=joint, axis=axis, joint_origin=origin, joint_rotation=rot,
-                             mass=mass, com=com, inertia=inertia, joint_name=name, limits=limits, shape=shape)
+                             mass=mass, com=com, inertia=inertia, joint_name=name, limits=limits, shape=shape,
+                             limit_angles=limit_angles)
         except engine.ModelError as err:
             raise MappingError(f"{_describe(target)}: {err}") from None
         self.frames[name] = (R, p)
@@ -202,14 +204,29 @@ def _bone_joint(bone, pose_bone):
     return s.joint.lower(), None, np.eye(3)
 
 
+# Blender's Euler rotation modes; a Limit Rotation's 'AUTO' order is the owner's mode if it is one of these
+EULER_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+
+
+def limit_euler_order(constraint, rotation_mode="QUATERNION") -> str:
+    """The Euler order a Limit Rotation constraint clamps in: its ``euler_order``, or for 'AUTO' the
+    owner's ``rotation_mode`` if that is an Euler mode, else 'XYZ' (Blender's constraint evaluation).
+    A baked bone plays back in quaternion mode (the bake keys quaternions), hence the default."""
+    order = constraint.euler_order
+    if order == "AUTO":
+        return rotation_mode if rotation_mode in EULER_MODES else "XYZ"
+    return order
+
+
 def _bone_limits(pose_bone, jtype, axis_rot, jrot):
-    """Per-dof (lower, upper) limits (rad) from the bone's first enabled Limit Rotation constraint,
-    read as bone-local angles: a hinge takes the bound of its axis; a universal joint the bounds of
-    its two free axes (dofs about the joint frame's x and y, in that order); a ball joint the three
-    per-axis bounds as bounds on its rotation vector's components (exact for a turn about one axis,
-    close to Blender's Euler bounds for moderate swing and twist). Unused axes are unbounded. A muted
-    constraint is ignored (as on playback); one that limits an axis in another owner space than Local
-    is refused: playback applies it in that space, which no joint limit can follow."""
+    """(per-dof (lower, upper) limits (rad) or None, what a ball joint's limits bound) from the bone's
+    first enabled Limit Rotation constraint, read as bone-local angles: a hinge takes the bound of its
+    axis; a universal joint the bounds of its two free axes (dofs about the joint frame's x and y, in
+    that order); a ball joint the three per-axis bounds on the Euler angles the constraint clamps (its
+    order, ``limit_euler_order``; the ball joint's frame is the bone's, ``_bone_joint``), exactly.
+    Unused axes are unbounded. A muted constraint is ignored (as on playback); one that limits an axis
+    in another owner space than Local is refused: playback applies it in that space, which no joint
+    limit can follow."""
     for c in pose_bone.constraints:
         if c.type == "LIMIT_ROTATION" and c.enabled:
             axes = ((c.use_limit_x, c.min_x, c.max_x), (c.use_limit_y, c.min_y, c.max_y),
@@ -219,8 +236,12 @@ def _bone_limits(pose_bone, jtype, axis_rot, jrot):
                 raise MappingError(f"bone '{pose_bone.name}' of '{pose_bone.id_data.name}': its Limit Rotation "
                                    f"constraint '{c.name}' works in {space.name if space else c.owner_space}; set "
                                    "its Owner Space to Local Space (only Local Space maps to the joint's limits)")
-            return _axis_limits(axes, jtype, axis_rot, jrot)
-    return None
+            limits = _axis_limits(axes, jtype, axis_rot, jrot)
+            if jtype == "spherical" and limits is not None:
+                # _bone_joint gives a ball joint the bone's own frame: the bone's Euler angles are the joint's
+                return limits, limit_euler_order(c)
+            return limits, "rotation_vector"
+    return None, "rotation_vector"
 
 
 def _axis_limits(axes, jtype, axis, jrot):
@@ -263,19 +284,19 @@ def _add_armature(b, arm_ob):
         inertia = R @ np.diag(geometry.rod_inertia(mass, length, 0.1 * length)) @ R.T
         parent = f"{arm_ob.name}:{bone.parent.name}" if bone.parent else WORLD
         if parent == WORLD and settings.root == "FREE":
-            jtype, axis, jrot, limits = "free", None, np.eye(3), None
+            jtype, axis, jrot, limits, limit_angles = "free", None, np.eye(3), None, "rotation_vector"
         else:
             jtype, axis, jrot = _bone_joint(bone, pb)
             if jtype == "prismatic" and bone.use_connect:
                 raise MappingError(f"{_describe(target)}: a slider joint needs a bone that is not connected to "
                                    "its parent (a connected bone cannot move away from the parent's tail)")
-            limits = _bone_limits(pb, jtype, axis, jrot)
+            limits, limit_angles = _bone_limits(pb, jtype, axis, jrot)
         radius = bone.redmax.contact_radius if bone.redmax.contact_radius > 0 else 0.1 * length
         shape = {"type": "capsule", "radius": float(radius), "length": length, "axis": R[:, 1], "center": com}
         if not bone.redmax.collide:
             shape["collide"] = False
         b.add(target.body, target, parent, jtype, R @ jrot, p, axis if axis is not None else (0, 0, 1),
-              mass, com, inertia, limits, shape)
+              mass, com, inertia, limits, shape, limit_angles)
         if bone.redmax.stiffness > 0 or bone.redmax.damping > 0:
             b.joint_springs.append((target.body, bone.redmax.stiffness, bone.redmax.damping, _describe(target)))
 

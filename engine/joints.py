@@ -46,6 +46,10 @@ JOINT_NV = np.array([0, 1, 1, 2, 3, 6], dtype=np.int64)
 # to within this, else a ModelError names the joint. They are never renormalised silently; the
 # integrators keep the simulated ones on the unit sphere.
 UNIT_QUATERNION_TOL = 1e-6
+# What a spherical joint's limits bound (``ModelBuilder.add_body(limit_angles=...)``, ``model.joint_limit_order``):
+# code 0 the components of the rotation vector φ = log(q); codes 1–6 Euler angles in Blender's convention,
+# 'XYZ' = X applied first, R = Rz(z) Ry(y) Rx(x) (``engine.solvers.joint_limits.euler_angles``).
+LIMIT_ANGLES = ("rotation_vector", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
 
 def joint_type_id(name_or_id) -> int:

@@ -75,6 +75,7 @@ class _BodySpec:
     inertia: np.ndarray
     limits: tuple
     shape: dict | None = None
+    limit_order: int = 0
 
 
 def _number(x, what: str) -> float:
@@ -158,6 +159,17 @@ def _limits(limits, nv: int, jtype: int, jwhere: str):
     return lo, hi
 
 
+def _limit_order(limit_angles, jtype: int, jwhere: str) -> int:
+    """The code in ``joints.LIMIT_ANGLES`` of ``limit_angles``; Euler orders only on spherical joints."""
+    if not isinstance(limit_angles, str) or limit_angles not in J.LIMIT_ANGLES:
+        raise ModelError(f"{jwhere}: limit_angles must be one of {', '.join(J.LIMIT_ANGLES)}, got {limit_angles!r}")
+    code = J.LIMIT_ANGLES.index(limit_angles)
+    if code and jtype != J.SPHERICAL:
+        raise ModelError(f"{jwhere}: limit_angles {limit_angles!r} (Euler angles) needs a spherical joint, "
+                         f"not a {J.JOINT_TYPE_NAMES[jtype]} one")
+    return code
+
+
 class ModelBuilder:
     """Collects bodies and joints as Python lists; ``finalize()`` freezes a Model.
 
@@ -191,6 +203,7 @@ class ModelBuilder:
         joint_name: str | None = None,
         limits=None,
         shape: dict | None = None,
+        limit_angles: str = "rotation_vector",
     ) -> int:
         """Add a body and its inboard joint; return its handle.
 
@@ -205,6 +218,10 @@ class ModelBuilder:
         principal moments or (3, 3) tensor about the COM in link axes (kg·m²);
         default: a solid sphere of radius 0.1 m. limits: (lower, upper) per dof
         or None. shape: optional collision/visual description (dict).
+        limit_angles: what a spherical joint's three limits bound: "rotation_vector" (default; the
+        components of φ = log(q)) or Euler angles of an order "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"
+        in Blender's convention ("XYZ": X applied first, R = Rz Ry Rx; bounds per x, y, z angle).
+        Other joints take only "rotation_vector" (docs/limits.md).
         """
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
@@ -257,6 +274,7 @@ class ModelBuilder:
                 raise ModelError(f"{where}: massless body must have zero inertia")
         nv = int(J.JOINT_NV[jtype])
         lim = _limits(limits, nv, jtype, jwhere)
+        limit_order = _limit_order(limit_angles, jtype, jwhere)
         if shape is not None:
             if not isinstance(shape, dict):
                 raise ModelError(f"{where}: shape must be a dict, got {shape!r}")
@@ -268,7 +286,8 @@ class ModelBuilder:
             parent = p
         elif not isinstance(parent, str):
             raise ModelError(f"{where}: parent must be a handle, a body name or -1, got {parent!r}")
-        self._bodies.append(_BodySpec(name, parent, jtype, jname, ax, origin, rot, mass, c, Ic, lim, shape))
+        self._bodies.append(_BodySpec(name, parent, jtype, jname, ax, origin, rot, mass, c, Ic, lim, shape,
+                                        limit_order))
         self._names[name] = len(self._bodies) - 1
         return len(self._bodies) - 1
 
@@ -333,7 +352,9 @@ class Model:
     ``body_rotation`` (principal axes in link frame), ``body_principal_inertia``,
     ``joint_type``, ``joint_axis``, ``joint_origin``, ``joint_rotation``,
     ``q_start``, ``v_start``, ``joint_nq``, ``joint_nv``, ``joint_lower`` /
-    ``joint_upper`` (per dof). ``tree`` groups what kernels need.
+    ``joint_upper`` (per dof), ``joint_limit_order`` (per joint, the code in
+    ``joints.LIMIT_ANGLES`` of what a spherical joint's limits bound). ``tree``
+    groups what kernels need.
     """
 
     def __init__(self):  # use ModelBuilder.finalize()
@@ -360,6 +381,7 @@ class Model:
         m.nv = int(m.joint_nv.sum())
         m.joint_lower = np.concatenate([s.limits[0] for s in specs]) if m.nv else np.zeros(0)
         m.joint_upper = np.concatenate([s.limits[1] for s in specs]) if m.nv else np.zeros(0)
+        m.joint_limit_order = np.array([s.limit_order for s in specs], dtype=np.int64)
         m.body_mass = np.array([s.mass for s in specs], dtype=float)
         m.body_com = np.array([s.com for s in specs], dtype=float).reshape(n, 3)
         m.body_shapes = [s.shape for s in specs]
@@ -401,7 +423,7 @@ class Model:
         m._joint_index = {name: i for i, name in enumerate(m.joint_names)}
         for arr in (m.body_parent, m.joint_type, m.joint_axis, m.joint_origin, m.joint_rotation, m.joint_nq,
                     m.joint_nv, m.q_start, m.v_start, m.body_mass, m.body_com, m.body_rotation,
-                    m.body_principal_inertia, m.dof_parent, m.dof_body, m.joint_lower, m.joint_upper, m.gravity,
+                    m.body_principal_inertia, m.dof_parent, m.dof_body, m.joint_lower, m.joint_upper, m.joint_limit_order, m.gravity,
                     *m.tree):
             arr.flags.writeable = False
         return m

@@ -72,6 +72,7 @@ def scene_to_dict(scene: Scene) -> dict:
             "mass": float(model.body_mass[i]), "com": _vec(model.body_com[i]),
             "inertia": _mat(R @ np.diag(model.body_principal_inertia[i]) @ R.T),
             "limits": [[_bound(v) for v in lower], [_bound(v) for v in upper]] if limited else None,
+            **({"limit_angles": J.LIMIT_ANGLES[int(model.joint_limit_order[i])]} if model.joint_limit_order[i] else {}),
             **({"shape": _jsonable(model.body_shapes[i])} if model.body_shapes[i] else {}),
         })
     joint_springs = []
@@ -218,7 +219,8 @@ def _scene_from_dict(rd: _Reader, data, source: str) -> Scene:
                 joint_rotation=rd.numbers(spec, "joint_rotation", what, None, None),
                 mass=rd.number(spec, "mass", what), com=rd.numbers(spec, "com", what, 3, [0.0, 0.0, 0.0]),
                 inertia=rd.numbers(spec, "inertia", what, None, None), joint_name=spec.get("joint_name"),
-                limits=limits, shape=spec.get("shape"))
+                limits=limits, shape=spec.get("shape"),
+                limit_angles=rd.get(spec, "limit_angles", what, "rotation_vector"))
         except SceneFileError:
             raise
         except ModelError as e:

@@ -176,3 +176,56 @@ def test_a_limit_rotation_outside_local_space_is_refused_by_name_and_a_muted_one
         ctx.scene.frame_set(f)
         played = np.array(ob.matrix_world @ pb.matrix)
         assert np.abs(played - np.array(fcurve_world(ob, f, "arm"))).max() < 3e-3, f
+
+
+@pytest.mark.parametrize("euler_order, rotation_mode, expected", [
+    ("AUTO", "QUATERNION", "XYZ"),
+    ("AUTO", "ZXY", "XYZ"),  # the bake turns the bone to quaternion mode, in which 'AUTO' is XYZ on playback
+    ("YZX", "QUATERNION", "YZX"),
+])
+def test_ball_bone_keys_stay_within_the_euler_bounds_blender_clamps(ctx, euler_order, rotation_mode, expected):
+    """Found by a tester: a ball bone's Limit Rotation (Local Space, ±15° on X, Y, Z) clamps Euler angles
+    (the constraint's order; 'AUTO' = XYZ for a quaternion bone), which the bake once read as bounds on the
+    rotation vector: with two axes turning at once the keys passed Blender's bounds and playback, where
+    Blender clamps, left them. A horizontal bone with a second bone fixed across its tip (the centre of mass
+    off its axis) falls under gravity and twists at once; the bake keys Euler angles within the bounds, so
+    playback shows the keys at every frame."""
+    bound = math.radians(15.0)
+    arm = bpy.data.armatures.new("rig")
+    ob = bpy.data.objects.new("rig", arm)
+    ctx.scene.collection.objects.link(ob)
+    ctx.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    eb = arm.edit_bones.new("ball")
+    eb.head, eb.tail = (0, 0, 0), (0.5, 0, 0)
+    side = arm.edit_bones.new("side")  # fixed to the ball bone: the pair's centre of mass is off its axis
+    side.head, side.tail, side.parent, side.use_connect = (0.5, 0, 0), (0.5, 0.5, 0), eb, True
+    bpy.ops.object.mode_set(mode="OBJECT")
+    ob.redmax.simulate = True
+    pb = ob.pose.bones["ball"]
+    ob.pose.bones["side"].lock_ik_x = ob.pose.bones["side"].lock_ik_y = ob.pose.bones["side"].lock_ik_z = True
+    c = _limit_rotation(pb, x=(-bound, bound), y=(-bound, bound), z=(-bound, bound))
+    c.euler_order, pb.rotation_mode = euler_order, rotation_mode
+    model = mapping.build(ctx).scene.model
+    assert model.joint_type[0] == engine.joints.SPHERICAL
+    assert engine.joints.LIMIT_ANGLES[int(model.joint_limit_order[0])] == expected
+    frames = 90
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, frames
+    ctx.scene.redmax.substeps = 1
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    assert pb.rotation_mode == "QUATERNION"
+    rest = ob.matrix_world @ ob.data.bones["ball"].matrix_local
+    worst_pose, worst_euler, on_two = 0.0, 0.0, 0
+    for f in range(1, frames + 1):
+        ctx.scene.frame_set(f)
+        keyed = fcurve_world(ob, f, "ball")  # the keys, no constraint
+        played = ob.matrix_world @ pb.matrix  # Blender applies the Limit Rotation
+        worst_pose = max(worst_pose, float(np.abs(np.array(played) - np.array(keyed)).max()))
+        euler = np.array((rest.inverted() @ keyed).to_euler(expected))
+        worst_euler = max(worst_euler, float(np.abs(euler).max()) - bound)
+        on_two = max(on_two, int(np.sum(np.abs(euler) > bound - 2e-3)))
+    print(f"ball bone ±15° {euler_order} ({rotation_mode}): keys beyond Blender's Euler bounds by {math.degrees(max(worst_euler, 0.0)):.4f}°, "
+          f"playback − keys {worst_pose:.2e}")
+    assert on_two >= 2  # two axes at their bounds at once
+    assert worst_euler < 1e-4
+    assert worst_pose < 1e-4

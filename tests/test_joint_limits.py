@@ -196,6 +196,122 @@ def test_ball_joint_limit_rows_are_the_rotation_vector_rates():
         assert np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1)) == pytest.approx(theta, abs=1e-9)  # |φ| is the angle
 
 
+EULER_ORDERS = engine.joints.LIMIT_ANGLES[1:]
+
+
+def _ball(limit_angles, bounds=((-1, -1, -1), (1, 1, 1)), **kw):
+    b = engine.ModelBuilder()
+    b.add_body("bob", joint="spherical", com=(0.3, 0.1, -0.4), mass=1.0, inertia=(0.02, 0.03, 0.01), limits=bounds,
+               joint_name="shoulder", limit_angles=limit_angles, **kw)
+    return b.finalize()
+
+
+def _random_quaternions(rng, n):
+    """Unit quaternions: half of them small turns (up to ~25°, where limits live), half anywhere."""
+    q = rng.normal(size=(n, 4))
+    q[: n // 2, 1:] *= 0.2
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("order", EULER_ORDERS)
+def test_ball_joint_euler_limit_rows_are_the_euler_rates(order):
+    """Finite differences: x(q ⊕ εω) − x(q ⊕ −εω) = 2ε · rows · ω for the Euler angles of each order, ω the
+    joint's velocity (child coordinates), at random poses away from the gimbal."""
+    from engine.integrators import integrate
+    from engine.solvers.joint_limits import JointLimits
+
+    model = _ball(order)
+    limits = JointLimits(engine.Scene(model), 1 / 60)
+    rng = np.random.default_rng(7)
+    checked = 0
+    for q in _random_quaternions(rng, 60):
+        omega = rng.normal(size=3)
+        x, (coef, idx) = limits.coordinates(q)
+        if abs(abs(x["XYZ".index(order[1])]) - np.pi / 2) < 0.05:  # near the gimbal: the rows are held bounded
+            continue
+        rate = (coef * omega[idx]).sum(axis=1)
+        eps = 1e-6
+        xp, _ = limits.coordinates(integrate(model, q, omega, eps))
+        xm, _ = limits.coordinates(integrate(model, q, omega, -eps))
+        if np.abs(xp - xm).max() > 1.0:  # the two decompositions swap places between ±ε (a jump, not a rate)
+            continue
+        np.testing.assert_allclose((xp - xm) / (2 * eps), rate, rtol=1e-6, atol=1e-6)
+        checked += 1
+    assert checked >= 50
+
+
+@pytest.mark.parametrize("order", EULER_ORDERS)
+def test_ball_joint_euler_coordinates_are_blenders_to_euler(order):
+    """x is mathutils' Matrix.to_euler(order) of the joint's rotation (Blender's Limit Rotation reads these),
+    to float32 round-off, for random rotations."""
+    pytest.importorskip("bpy")
+    from mathutils import Quaternion
+
+    from engine.solvers.joint_limits import JointLimits
+
+    limits = JointLimits(engine.Scene(_ball(order)), 1 / 60)
+    for q in _random_quaternions(np.random.default_rng(11), 200):
+        x, _ = limits.coordinates(q)
+        blender = np.array(Quaternion(q).to_matrix().to_euler(order))
+        np.testing.assert_allclose(x, blender, atol=2e-6)
+
+
+def _euler_violation(q, order, bound):
+    from engine.solvers.joint_limits import euler_angles
+
+    R, e = np.empty((3, 3)), np.empty(3)
+    engine.joints.quat_to_matrix(q, 0, R)
+    euler_angles(R, engine.joints.LIMIT_ANGLES.index(order), e)
+    return max(0.0, float(np.abs(e).max()) - bound)
+
+
+def euler_pendulum(solver, limit_angles, steps=240):
+    """(worst Euler XYZ violation (rad), most bounds reached at once) of a tilted spinning pendulum on a ball
+    joint bounded to ±15° on ``limit_angles`` coordinates."""
+    bound = np.radians(15.0)
+    model = _ball(limit_angles, ((-bound,) * 3, (bound,) * 3))
+    sim = engine.Simulator(engine.Scene(model, name="ball", qd0=np.array([1.0, -1.5, 2.0])), solver, dt=1 / 60)
+    worst, most_on_bounds = 0.0, 0
+    for _ in range(steps):
+        sim.step()
+        worst = max(worst, _euler_violation(sim.state.q, "XYZ", bound))
+        x, _ = sim.limits.coordinates(sim.state.q)
+        most_on_bounds = max(most_on_bounds, int(np.sum(np.abs(x) > bound - 2e-3)))
+    return worst, most_on_bounds
+
+
+@pytest.mark.parametrize("solver", ["explicit", "pcg"])
+def test_ball_joint_held_by_euler_bounds_stays_within_them(solver):
+    """A tilted spinning pendulum on a ball joint with ±15° Euler XYZ bounds: gravity and the spin turn two
+    and three axes at once; its Euler angles stay within the bounds (0.3 mrad: the solve is repeated with the
+    bounds' curvature over the step), at times on two at once. With the same bounds on the rotation vector,
+    the Euler angles pass them (by ~2°)."""
+    worst, most_on_bounds = euler_pendulum(solver, "XYZ")
+    assert worst < 3e-4
+    assert most_on_bounds >= 2  # two axes at a bound at once
+    assert euler_pendulum(solver, "rotation_vector")[0] > 5e-3
+
+
+def test_limit_angles_are_checked_at_the_door_and_kept():
+    """Unknown orders and Euler angles on a non-spherical joint are refused by joint name; the order survives
+    with_gravity and a scene file round trip; the default is the rotation vector."""
+    from engine.scene_file import scene_from_dict, scene_to_dict
+
+    b = engine.ModelBuilder()
+    with pytest.raises(ModelError, match="joint 'shoulder': limit_angles must be one of rotation_vector, XYZ"):
+        b.add_body("bob", joint="spherical", joint_name="shoulder", limit_angles="xyz")
+    with pytest.raises(ModelError, match="joint 'hinge': limit_angles 'ZYX' .*needs a spherical joint, not a revolute"):
+        b.add_body("leaf", joint="revolute", joint_name="hinge", limit_angles="ZYX")
+    model = _ball("YZX")
+    assert model.joint_limit_order.tolist() == [engine.joints.LIMIT_ANGLES.index("YZX")]
+    assert model.with_gravity((0, 0, 0)).joint_limit_order.tolist() == model.joint_limit_order.tolist()
+    data = scene_to_dict(engine.Scene(model))
+    assert data["bodies"][0]["limit_angles"] == "YZX"
+    assert scene_from_dict(data).model.joint_limit_order.tolist() == model.joint_limit_order.tolist()
+    assert "limit_angles" not in scene_to_dict(engine.Scene(_ball("rotation_vector")))["bodies"][0]
+    assert hinge_model().joint_limit_order.tolist() == [0]
+
+
 def report() -> str:
     """The numbers behind docs/limits.md (``python tests/test_joint_limits.py``)."""
     lines = []
@@ -224,6 +340,10 @@ def report() -> str:
             worst = max(worst, sim.limits.violation(sim.state.q))
         lines.append(f"limited chain on the ground ({solver}): worst violation {worst:.1e} rad, "
                      f"{len(sim.contact.last.contacts)} contacts, final max |qd| {np.abs(sim.state.qd).max():.1e}")
+    for solver in ("explicit", "pcg"):
+        lines.append(f"spinning pendulum, ±15° Euler XYZ bounds ({solver}): worst Euler violation "
+                     f"{euler_pendulum(solver, 'XYZ')[0]:.1e} rad (bounds on the rotation vector: "
+                     f"{euler_pendulum(solver, 'rotation_vector')[0]:.1e} rad)")
     return "\n".join(lines)
 
 
