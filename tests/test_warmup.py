@@ -145,7 +145,7 @@ def test_each_group_makes_the_stages_it_compiles_solve():
 
 # On an empty numba cache: the add-on's warm-up for a scene's facts, then that scene's bake steps, with numba's
 # compile events recorded (scripts/compile_profile.py's recorder). A rig whose first joint gravity drives into
-# its lower bound within a few steps: a hinge chain (argv[2] "chain": no loop closures, the staged step with the
+# its lower bound within a few steps, and a ball joint at its end into Euler bounds: a hinge chain (argv[2] "chain": no loop closures, the staged step with the
 # limit stage), or the same with a pinned ball joint ("closure": the limit stage works in the closures' metric),
 # warmed up as the add-on does for an armature with a closure link (limits not known from the Blender scene).
 # One process per rig: kernels the first rig's steps compiled would hide the second warm-up's gaps.
@@ -167,7 +167,10 @@ def limited_chain(closure):
     b.add_body("upper", joint="revolute", axis=(1, 0, 0), joint_name="shoulder", limits=(0.4, 1.5), **rod)
     b.add_body("lower", parent="upper", joint="revolute", axis=(1, 0, 0), joint_origin=(0, 0, -1.0),
                joint_name="elbow", limits=(-0.5, 0.5), **rod)
-    q0 = [0.45, 0.0]
+    # a ball joint whose Euler angles are bounded (a ball bone's Limit Rotation): its own rows and re-solves
+    b.add_body("hand", parent="lower", joint="spherical", joint_origin=(0, 0, -1.0), joint_name="wrist",
+               limits=(-0.26, 0.26), limit_angles="XYZ", com=(0.3, 0.2, -0.5), mass=1.0, inertia=(0.08, 0.08, 0.01))
+    q0 = [0.45, 0.0, 1.0, 0.0, 0.0, 0.0]
     if closure:
         b.add_body("bob", joint="spherical", joint_origin=(2.0, 0, 1.0), joint_name="ball", **rod)
         q0 += [1.0, 0.0, 0.0, 0.0]
@@ -182,12 +185,14 @@ warmup.compile_kernels("pcg", **facts)
 scene = limited_chain(closure)
 sim = engine.Simulator(scene, "pcg", dt=1.0 / 48.0)
 start = len(recorder.records)
-at_limit = 0
+at_limit = euler_at_limit = 0
 for _ in range(24):
     sim.step()
     at_limit += bool(np.any(sim.limits.last_impulses > 0))
+    euler_at_limit += bool(np.any((sim.limits.last_active >= 2) | (sim.limits.last_active <= -3)))  # the wrist's rows
 late = [(name, round(incl, 2)) for name, _, incl, _, depth in recorder.records[start:] if depth == 0]
 print("RESULT " + json.dumps({"facts": facts, "scene_facts": warmup.scene_facts(scene), "steps_at_limit": at_limit,
+                              "steps_at_euler_limit": euler_at_limit,
                               "is_warm": warmup.is_warm("pcg", **facts), "compiled_in_steps": late}), flush=True)
 """
 
@@ -213,6 +218,7 @@ def test_cold_cache_warmup_leaves_nothing_to_compile_when_a_joint_reaches_its_li
         facts = case["facts"]
         assert case["scene_facts"] == {k: v if v is not None else True for k, v in facts.items()}, case
         assert case["is_warm"] and case["steps_at_limit"] >= 12, case  # the shoulder rests on its bound
+        assert case["steps_at_euler_limit"] >= 4, case
     late = {json.dumps(c["facts"]): (round(sum(s for _, s in c["compiled_in_steps"]), 1), c["compiled_in_steps"])
             for c in cases if c["compiled_in_steps"]}
     assert not late, f"compiled during the steps after the warm-up (CPU s, kernels) per warm-up facts: {late}"
