@@ -1,6 +1,6 @@
 """Writing F-curves in one pass into slotted actions (Blender 4.5 LTS and 5.0, recipes §4).
 
-``write_action`` creates a new action with one slot for the ID and fills every
+``write_action`` (``ActionWriter`` for many) creates a new action with one slot and fills every
 channel with ``keyframe_points.add(n)`` + ``foreach_set`` (no per-key Python
 loop), linear interpolation. Assigning the action is left to the caller, so a
 failed bake never touches the user's animation.
@@ -30,38 +30,81 @@ def _channelbag(action, slot):
     return strip.channelbag(slot, ensure=True)
 
 
+class ActionWriter:
+    """Writes many new actions fast (a context manager). A slot made with ``action.slots.new`` renames itself
+    through every ID of the file (Blender propagates slot identifiers to their users), so making one slot per
+    baked object costs time in the number of objects, for each object. Instead each action is assigned for a
+    moment to one proxy object outside every scene, whose ``fcurve_ensure_for_datablock`` makes the slot as
+    a new one (named after the proxy: every baked action's slot is "RedMax bake"), then unassigned. The
+    proxy is removed on exit."""
+
+    PROXY = "RedMax bake"
+
+    def __enter__(self):
+        self.proxy = bpy.data.objects.new(self.PROXY, None)
+        self.proxy_data = self.proxy.animation_data_create()
+        return self
+
+    def __exit__(self, *exc):
+        bpy.data.objects.remove(self.proxy)
+        return False
+
+    def _slot(self, action, id_data, first):
+        """(slot, channel bag, first F-curve (path, index, group)) of a new slot in ``action`` for an ID like ``id_data``."""
+        path, index, group = first
+        if id_data.id_type == "OBJECT":
+            self.proxy_data.action = action
+            try:
+                fc = action.fcurve_ensure_for_datablock(self.proxy, path, index=index, group_name=group or "")
+                slot = self.proxy_data.action_slot
+            finally:
+                self.proxy_data.action = None
+            if slot is not None:
+                return slot, _channelbag(action, slot), fc
+        slot = action.slots.new(id_type=id_data.id_type, name=id_data.name)  # (other ID types: the slow way)
+        return slot, _channelbag(action, slot), None
+
+    def write(self, id_data, name: str, frames, channels) -> tuple:
+        """New action ``name`` for ``id_data`` with keys at ``frames`` (F,).
+
+        channels: list of (data_path, array_index, group, values (F,)).
+        Returns (action, slot). The action is not assigned.
+        """
+        action = bpy.data.actions.new(name)
+        try:
+            frames = np.asarray(frames, dtype=np.float32)
+            n = len(frames)
+            co = np.empty(2 * n, dtype=np.float32)
+            co[0::2] = frames
+            interp = np.full(n, _linear(), dtype=np.int32)
+            slot, bag, first = self._slot(action, id_data, channels[0][:3])
+            groups = {g.name: g for g in bag.groups}
+            for k, (path, index, group, values) in enumerate(channels):
+                fc = first if k == 0 and first is not None else bag.fcurves.new(path, index=index)
+                if group and fc.group is None:  # (4.5 has no group_name argument in fcurves.new)
+                    if group not in groups:
+                        groups[group] = bag.groups.new(group)
+                    fc.group = groups[group]
+                fc.keyframe_points.add(n)
+                co[1::2] = values
+                fc.keyframe_points.foreach_set("co", co)
+                fc.keyframe_points.foreach_set("interpolation", interp)
+                fc.update()
+        except Exception:
+            bpy.data.actions.remove(action)
+            raise
+        action.use_fake_user = False
+        return action, slot
+
+
 def write_action(id_data, name: str, frames, channels) -> tuple:
-    """New action ``name`` for ``id_data`` with keys at ``frames`` (F,).
+    """New action ``name`` for ``id_data`` with keys at ``frames`` (F,) (``ActionWriter.write``).
 
     channels: iterable of (data_path, array_index, group, values (F,)).
     Returns (action, slot). The action is not assigned.
     """
-    action = bpy.data.actions.new(name)
-    try:
-        slot = action.slots.new(id_type=id_data.id_type, name=id_data.name)
-        bag = _channelbag(action, slot)
-        frames = np.asarray(frames, dtype=np.float32)
-        n = len(frames)
-        co = np.empty(2 * n, dtype=np.float32)
-        co[0::2] = frames
-        interp = np.full(n, _linear(), dtype=np.int32)
-        groups: dict = {}
-        for path, index, group, values in channels:
-            fc = bag.fcurves.new(path, index=index)  # 4.5 has no group_name argument: group set below
-            if group:
-                if group not in groups:
-                    groups[group] = bag.groups.new(group)
-                fc.group = groups[group]
-            fc.keyframe_points.add(n)
-            co[1::2] = values
-            fc.keyframe_points.foreach_set("co", co)
-            fc.keyframe_points.foreach_set("interpolation", interp)
-            fc.update()
-    except Exception:
-        bpy.data.actions.remove(action)
-        raise
-    action.use_fake_user = False
-    return action, slot
+    with ActionWriter() as writer:
+        return writer.write(id_data, name, frames, list(channels))
 
 
 def assign(id_data, action, slot_identifier: str | None) -> None:

@@ -32,6 +32,7 @@ Errors are ``MappingError`` naming the object, bone, constraint or link.
 """
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -486,13 +487,14 @@ def _hosts(bscene, objects, rig=LiveRig):
     """The enabled Rigid Body Constraint hosts among ``objects`` (constraints read by ``rig``), checked: both
     ends set and in the scene (an object deleted with X stays alive through the pointer), a usable host frame."""
     hosts = [ob for ob in objects if rig.constraint(ob) is not None and rig.constraint(ob).enabled]
+    scene_objects = set(bscene.objects)  # (one pass: ``in_scene`` per end would scan the scene each time)
     for h in hosts:
         c = rig.constraint(h)
         what = f"rigid body constraint on '{h.name}'"
         for i, o in enumerate((c.object1, c.object2), 1):
             if o is None:
                 raise MappingError(f"{what}: needs both objects (object {i} is empty)")
-            if not in_scene(bscene, o):
+            if o not in scene_objects:
                 raise MappingError(f"{what}: object {i} '{o.name}' is not in the scene (deleted?)")
         check_matrix(matrix(h.matrix_world), what)
     return hosts
@@ -538,13 +540,19 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
                 b.joint_springs.append((ob.name, ob.redmax.joint_stiffness, ob.redmax.joint_damping, f"object '{ob.name}'"))
         placed.add(ob)
 
+    incident: dict = {}  # object → the constraint hosts at it, in ``edges`` order
+    for h in edges:
+        c = h.rigid_body_constraint
+        for o in dict.fromkeys((c.object1, c.object2)):
+            incident.setdefault(o, []).append(h)
+
     def grow(roots):  # breadth first from bodies (or world objects) already placed
-        queue = list(roots)
+        queue = collections.deque(roots)
         while queue:
-            cur = queue.pop(0)
-            for h in edges:
+            cur = queue.popleft()
+            for h in incident.get(cur, ()):
                 c = h.rigid_body_constraint
-                if h in used or cur not in (c.object1, c.object2):
+                if h in used:
                     continue
                 other = c.object2 if c.object1 == cur else c.object1
                 if other in dynamic_set and other not in placed:

@@ -4,9 +4,12 @@ A ``frame_change_post`` handler (registered with the add-on) keeps one preview
 session per scene while ``scene.redmax.live_preview`` is on. The session starts
 at the scene's start frame from the rest pose (what a bake would start from),
 steps forward as frames advance (jumps forward are simulated through, capped at
-``MAX_CATCH_UP`` frames), and resets when the timeline jumps back. It writes
+``MAX_CATCH_UP`` frames), and resets when the timeline jumps back. It drives the
+same simulation run as a bake (``run.SimulationRun``); bones that follow their
+animation track the pose the action gives at each frame the preview reaches (read
+before the preview poses them; across a jump the targets move evenly). It writes
 ``matrix_basis`` of the simulated objects and pose bones, the same local
-matrices a bake would key (``bake.local_bases``), and no keyframes. Turning the
+matrices a bake would key (``keying.local_bases``), and no keyframes. Turning the
 preview off, loading a file or a bake puts the saved rest transforms back. A
 mapping error or a diverging simulation stops the preview with a message in
 ``scene.redmax.last_message``.
@@ -18,41 +21,50 @@ import numpy as np
 from bpy.app.handlers import persistent
 from mathutils import Matrix
 
-from . import bake, follow, mapping
+from . import follow, mapping
 from ._engine import engine
+from .keying import BakeError, local_bases
+from .run import SimulationRun
 
 MAX_CATCH_UP = 600  # frames simulated at most in one handler call (a long jump forward)
 
 
 class PreviewSession:
-    """Simulator and saved rest transforms for one scene."""
+    """The simulation run (``run.SimulationRun``, the one a bake drives) and saved rest transforms for one scene."""
 
     def __init__(self, bscene, depsgraph):
         settings = bscene.redmax
         self.scene_name = bscene.name
         self.frame_start = bscene.frame_start
-        self.substeps = int(settings.substeps)
-        fps = bscene.render.fps / bscene.render.fps_base
-        self.mapping = mapping.build_scene(bscene, depsgraph)
-        dt = 1.0 / fps / self.substeps
-        self.sim = engine.Simulator(self.mapping.scene, settings.solver.lower(), dt=dt,
-                                    **bake.simulator_options(settings, dt))
+        self.armatures = follow.followed_armatures(bscene.objects)
+        follow.check_actions(self.armatures)
+        self.run = SimulationRun(bscene, depsgraph, solver=settings.solver, substeps=settings.substeps,
+                                 poses=follow.read_poses(self.armatures) if self.armatures else None)
+        self.mapping = self.run.mapping
         self.frame = self.frame_start
         self.saved = {}  # (object name, bone) → matrix_basis (4, 4) at the start
         for t in self.mapping.targets:
             owner = t.object.pose.bones[t.bone] if t.bone else t.object
             self.saved[(t.object.name, t.bone)] = np.array(owner.matrix_basis, dtype=float)
 
+    @property
+    def sim(self):
+        return self.run.sim
+
     def advance_to(self, frame: int) -> None:
+        """Simulate up to ``frame`` (at most MAX_CATCH_UP frames). Follow Animation: the followed armatures show
+        the animation's pose at ``frame`` now (this runs before ``apply``); their targets move towards it."""
         frames = min(frame - self.frame, MAX_CATCH_UP)
         if frames > 0:
-            self.sim.step(frames * self.substeps)
+            if self.armatures:
+                self.run.add_poses(follow.read_poses(self.armatures), self.run.frame + frames, keep=2)
+            self.run.advance(frames)
             self.frame += frames
 
     def apply(self) -> None:
         """Pose the Blender objects and bones at the simulated state."""
-        links = self.mapping.link_frames(self.sim.state.q)[None]
-        for ob, bone, basis, _ in bake.local_bases(self.mapping, links):
+        links = self.mapping.link_frames(self.run.q)[None]
+        for ob, bone, basis, _ in local_bases(self.mapping, links):
             owner = ob.pose.bones[bone] if bone else ob
             owner.matrix_basis = Matrix(basis[0].tolist())  # (a bare nested list would be read column-major)
 
@@ -104,11 +116,9 @@ def on_frame_change(bscene, depsgraph=None):
                 stop(bscene.name)  # rest transforms back, then world matrices re-evaluated before mapping
                 depsgraph.view_layer.update()
             session = _sessions[bscene.name] = PreviewSession(bscene, depsgraph)
-            if follow.followed_armatures(bscene.objects):
-                bscene.redmax.last_message = "Live preview: Follow Animation is not previewed (bake to see it)"
         session.advance_to(frame)
         session.apply()
-    except (mapping.MappingError, bake.BakeError, engine.SimulationError, engine.ModelError) as err:
+    except (mapping.MappingError, BakeError, engine.SimulationError, engine.ModelError) as err:
         _fail(bscene, str(err))
 
 

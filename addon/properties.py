@@ -199,6 +199,7 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     last_iterations: FloatProperty(default=0.0)  # type: ignore[valid-type]
     last_max_iterations: IntProperty(default=0)  # type: ignore[valid-type]
     last_message: StringProperty(default="")  # type: ignore[valid-type]
+    last_timings: StringProperty(default="")  # type: ignore[valid-type]  # the last bake's stages and their times
 
 
 CLASSES = (REDMAX_PG_link, REDMAX_PG_bone, REDMAX_PG_object, REDMAX_PG_saved, REDMAX_PG_scene)

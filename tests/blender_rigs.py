@@ -151,6 +151,15 @@ def artist_connected_chain(n=4, size=0.5, spacing=0.6):
     return cubes[0], cubes[1:]
 
 
+def in_world(ob):
+    """Whether Blender's rigid body simulation of the current scene holds ``ob``: it is in the rigid body world's
+    collection (a body) or constraints collection (a constraint host). A bake takes baked objects out of both
+    and leaves their settings on them."""
+    w = bpy.context.scene.rigidbody_world
+    return w is not None and any(coll is not None and ob.name in coll.objects and coll.objects[ob.name] == ob
+                                 for coll in (w.collection, w.constraints))
+
+
 # ------------------------------------------------------------------ snapshots
 def rna_dump(struct, depth=0, seen=None):
     """Every RNA property of ``struct`` (pointers to IDs by name, nested structs and collections
