@@ -115,7 +115,7 @@ def clear_bake(context, bscene=None) -> int:
     cleared = _forget_bake(bscene)
     st = bscene.redmax
     st.last_frames = st.last_steps = st.last_max_iterations = 0
-    st.last_seconds = st.last_iterations = 0.0
+    st.last_seconds = st.last_iterations = st.last_read_seconds = st.last_write_seconds = st.last_detach_seconds = 0.0
     st.last_message = "; ".join(problems)
     st.last_timings = ""
     bscene.frame_set(frame)
@@ -448,6 +448,7 @@ class BakeJob:
         st = self.bscene.redmax
         st.last_frames, st.last_steps, st.last_seconds = result["frames"], result["steps"], result["seconds"]
         st.last_iterations, st.last_max_iterations = result["mean_iterations"], result["max_iterations"]
+        st.last_read_seconds, st.last_write_seconds, st.last_detach_seconds = t["read"], t["write keys"], t["detach"]
         st.last_message = f"{result['frames']} keyed frames, {result['steps']} steps"
         st.last_timings = timing_line(t)
         self.warning = ""

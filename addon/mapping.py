@@ -629,14 +629,15 @@ def _limits_a_joint(c) -> bool:
                for use, lower, upper in _limit_axes(c) or ())
 
 
-def _end(bscene, link, which, targets):
-    """(engine body or WORLD, world point at the start) of one end of a link."""
+def _end(bscene, link, which, targets, scene_objects):
+    """(engine body or WORLD, world point at the start) of one end of a link; ``scene_objects``: the set of
+    ``bscene``'s objects."""
     ob, bone, point = ((link.object_a, link.bone_a, link.point_a) if which == "a"
                        else (link.object_b, link.bone_b, link.point_b))
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
-    if ob is None or ob.name not in bpy.data.objects:
+    if ob is None:  # (removed from the file: Blender empties the pointer)
         raise MappingError(f"{what}: object {which.upper()} is missing (deleted?)")
-    if not in_scene(bscene, ob):
+    if ob not in scene_objects:
         raise MappingError(f"{what}: object {which.upper()} '{ob.name}' is not in the scene (deleted?)")
     check_matrix(matrix(ob.matrix_world), f"{what}: object {which.upper()} '{ob.name}'")
     local = np.array([*point, 1.0])
@@ -682,8 +683,9 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
         _add_constraint_closure(scene, h, b.targets)
     for h in springs:
         _add_constraint_spring(scene, h, b.targets)
+    scene_objects = set(bscene.objects)
     for link in settings.links:
-        _add_link(scene, bscene, link, b.targets, partial=objects is not None)
+        _add_link(scene, bscene, link, b.targets, scene_objects, partial=objects is not None)
     try:  # a demo's car
         loads.add_moving_loads(objects, scene, {t.object.name: n for n, t in b.targets.items() if not t.bone})
     except ValueError as err:
@@ -733,12 +735,12 @@ def _add_constraint_spring(scene, host, targets):
     scene.add_spring(ends[0], pts[0], ends[1], pts[1], k, damping=d, name=host.name)
 
 
-def _add_link(scene, bscene, link, targets, partial=False):
+def _add_link(scene, bscene, link, targets, scene_objects, partial=False):
     """Add one cable, spring or loop closure; ``partial`` (a *Selected Only* bake): a link between two
     objects that are not simulated holds with them and is left out."""
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
-    a, pa, Wa = _end(bscene, link, "a", targets)
-    bb, pb, _ = _end(bscene, link, "b", targets)
+    a, pa, Wa = _end(bscene, link, "a", targets, scene_objects)
+    bb, pb, _ = _end(bscene, link, "b", targets, scene_objects)
     if a == WORLD and bb == WORLD:
         if partial:
             return

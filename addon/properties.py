@@ -199,7 +199,10 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     last_iterations: FloatProperty(default=0.0)  # type: ignore[valid-type]
     last_max_iterations: IntProperty(default=0)  # type: ignore[valid-type]
     last_message: StringProperty(default="")  # type: ignore[valid-type]
-    last_timings: StringProperty(default="")  # type: ignore[valid-type]  # the last bake's stages and their times
+    last_read_seconds: FloatProperty(default=0.0)  # type: ignore[valid-type]  # the last bake's Blender-side stages
+    last_write_seconds: FloatProperty(default=0.0)  # type: ignore[valid-type]
+    last_detach_seconds: FloatProperty(default=0.0)  # type: ignore[valid-type]
+    last_timings: StringProperty(default="")  # type: ignore[valid-type]  # the panel's line naming the stages
 
 
 CLASSES = (REDMAX_PG_link, REDMAX_PG_bone, REDMAX_PG_object, REDMAX_PG_saved, REDMAX_PG_scene)
