@@ -54,11 +54,13 @@ def _quaternion_modes(ob, saved_json):
             ob.pose.bones[name].rotation_mode = "QUATERNION"
 
 
-def _unbake_live(context, bscene, only=None):
+def _unbake_live(context, bscene, only=None, baked=None):
     """Show the scene (or the objects in ``only``) as it was before the bake (previous actions, rigid
     bodies, constraints, transforms) but keep the bake's records, so ``_rebake_live`` can put the
-    bake back; returns (the objects unbaked, messages about what could not be restored)."""
-    baked = [ob for ob in _baked_objects(bscene) if only is None or ob in only]
+    bake back; returns (the objects unbaked, messages about what could not be restored). ``baked``:
+    the objects to unbake, when the caller needs them before (to put them back if this fails)."""
+    if baked is None:
+        baked = [ob for ob in _baked_objects(bscene) if only is None or ob in only]
     for ob in baked:
         keyframes.assign(ob, ob.redmax.previous_action, ob.redmax.previous_slot)
         _restore_rotation_modes(ob, ob.redmax.previous_rotation_modes)
@@ -232,6 +234,7 @@ class BakeJob:
         self.snapshot = None
         self._frame_before = None
         self._rebake = None
+        self._baked_state = None
         self._watched: list = []   # (object, name) the bake will write into or restore
         self._written: list = []   # (object, action, slot) written, not committed yet
         self.qs: list = []
@@ -296,9 +299,11 @@ class BakeJob:
         if settings.live_preview:
             settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
         self._frame_before = bscene.frame_current
-        # simulate from the scene as it was before the bake (Selected Only: other objects keep their bake)
-        self._rebake, _ = _unbake_live(self.context, bscene, self._only)
+        self._rebake = [ob for ob in _baked_objects(bscene) if self._only is None or ob in self._only]
+        self._baked_state = snapshot.take(bscene, self._rebake)  # (un-keyed transforms as the bake shows them)
         try:
+            # simulate from the scene as it was before the bake (Selected Only: other objects keep their bake)
+            _unbake_live(self.context, bscene, self._only, self._rebake)
             # before any frame change moves animated values (objects the bake will not key are dropped in commit)
             self.snapshot = snapshot.take(bscene, snapshot.objects_to_save(bscene, self._objects or bscene.objects))
             self._watched = [(ob, ob.name) for ob, _ in self.snapshot[1]]
@@ -353,6 +358,8 @@ class BakeJob:
             bpy.data.batch_remove(written)
         if self._rebake is not None:
             _rebake_live(self.bscene, self._rebake)
+            # (rotation modes switched there and back convert rotation values: the exact ones come back)
+            snapshot.restore(self.context, self.bscene, self._baked_state, only=set(self._rebake))
             self._rebake = None
         if self._frame_before is not None:
             self.bscene.frame_set(self._frame_before)
@@ -393,8 +400,8 @@ class BakeJob:
         bscene = self.bscene
         t0 = time.perf_counter()
         replaced = {ob: ob.redmax.baked_action for ob in (self._rebake or ()) if alive(ob)}
-        old_snapshot = snapshot.stored(bscene)
-        undo, detached = [], {}
+        old_snapshot, lists = snapshot.stored(bscene), snapshot.world_lists(bscene)
+        undo: list = []
         try:
             for ob, action, slot in self._written:
                 s = ob.redmax
@@ -409,10 +416,10 @@ class BakeJob:
             held = held_partners(bscene, baked) if self._only is not None else []  # before detach drops the joints
             snapshot.store(bscene, self.snapshot, baked, self._only)
             t1 = time.perf_counter()
-            detached = snapshot.detach(bscene, baked)
+            snapshot.detach(bscene, baked)
             self.timings["detach"] = time.perf_counter() - t1
         except Exception:
-            self._undo_commit(undo, detached, old_snapshot)
+            self._undo_commit(undo, lists, old_snapshot)
             raise
         _forget_bake(bscene, [ob for ob in replaced if ob not in baked])  # the older bake of these objects is replaced
         remove_unused(replaced.values())
@@ -422,10 +429,10 @@ class BakeJob:
         self.result = self._record(held)
         return self.result
 
-    def _undo_commit(self, undo, detached, old_snapshot):
+    def _undo_commit(self, undo, lists, old_snapshot):
         """Put back what ``commit`` did before it failed: assignments, flags, rotation modes and transforms
-        (from the snapshot), the world's collections and the scene's snapshot."""
-        snapshot.reattach(self.bscene, detached)
+        (from the snapshot), the world's collections (``lists``: their objects before) and the scene's snapshot."""
+        snapshot.reattach(self.bscene, lists)
         snapshot.put(self.bscene, old_snapshot)
         for ob, (action, slot), baked_action, is_baked, previous_action, previous_slot, modes in reversed(undo):
             keyframes.assign(ob, action, slot)
@@ -502,26 +509,25 @@ class BakeJob:
     def _channels(self, links, frames):
         """{object: channels} from the simulated link frames (F, n, 4, 4), all targets at once; refuses
         non-finite keys, naming the first object or bone and the frame."""
-        bases = list(local_bases(self.mapping, links))
-        if not bases:
+        keys, M = local_bases(self.mapping, links)  # (F, k, 4, 4)
+        if not keys:
             return {}
-        M = np.stack([basis for _, _, basis, _ in bases], axis=1)  # (F, k, 4, 4)
         R = M[..., :3, :3] / np.linalg.norm(M[..., :3, :3], axis=-2, keepdims=True)  # drop scale (columns)
         q = continuous(quaternions(R))  # (F, k, 4)
         location = M[..., :3, 3]
-        keyed = np.array([with_location for *_, with_location in bases])
+        keyed = np.array([with_location for *_, with_location in keys])
         bad = ~np.isfinite(q).all(axis=-1) | (~np.isfinite(location).all(axis=-1) & keyed)
         if bad.any():
             j = int(np.argmax(bad.any(axis=0)))
-            ob, bone = bases[j][:2]
+            ob, bone = keys[j][:2]
             channel = "rotation_quaternion" if not np.isfinite(q[:, j]).all() else "location"
             frame = np.argmax(~np.isfinite(q[:, j] if channel == "rotation_quaternion" else location[:, j]).all(axis=-1))
             what = f"bone '{bone}' of '{ob.name}'" if bone else f"object '{ob.name}'"
             raise BakeError(f"{what}: non-finite {channel} at frame {int(frames[frame])}; nothing was written")
         plans: dict = {}
-        for j, (ob, bone, _, with_location) in enumerate(bases):
-            if bone:
-                path, group = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].', bone
+        for j, (ob, bone, with_location) in enumerate(keys):
+            if bone:  # (ungrouped: grouping F-curves by bone takes time in their number, for each one)
+                path, group = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].', ""
             else:
                 path, group = "", "Object Transforms"
             channels = [(f"{path}rotation_quaternion", i, group, q[:, j, i]) for i in range(4)]

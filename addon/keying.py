@@ -40,16 +40,16 @@ def rigid_inverse(L):
 
 
 def local_bases(m, links):
-    """What Blender keys for simulated link frames ``links`` (F, n, 4, 4) of mapping ``m``.
+    """What Blender keys for simulated link frames ``links`` (F, n, 4, 4) of mapping ``m``: the objects'
+    matrix_basis (relative to their parent) and the pose bones' matrix_basis (relative to their rest pose
+    and parent), all targets at once. The bake keys these; the live preview assigns them.
 
-    Yields (object, bone name or "", basis matrices (F, 4, 4), keys location): the object's
-    matrix_basis (relative to its parent) or the pose bone's matrix_basis (relative to its rest
-    pose and parent). The bake keys these; the live preview assigns them.
+    Returns (keys, bases): keys[k] = (object, bone name or "", keys location) and bases (F, k, 4, 4).
     """
-    targets = m.targets
-    offsets = m.offsets
+    targets, offsets = m.targets, m.offsets
     worlds = links @ offsets
     index = {(t.object.name, t.bone): i for i, t in enumerate(targets)}
+    keys, parts, plain = [], [], []
     for i, t in enumerate(targets):
         ob = t.object
         if t.bone:
@@ -59,22 +59,42 @@ def local_bases(m, links):
             raise BakeError(f"object '{ob.name}': parented to a {ob.parent_type.lower()}, which a bake "
                             "cannot key; parent it to an object")
         if parent is None:
-            local = worlds[:, i]
-        else:
-            j = index.get((parent.name, ""))
-            pw = worlds[:, j] if j is not None else np.broadcast_to(mapping.matrix(parent.matrix_world),
-                                                                    worlds[:, i].shape)
-            local = np.linalg.inv(pw @ mapping.matrix(ob.matrix_parent_inverse)) @ worlds[:, i]
-        yield ob, "", local, True
-    for ob in {t.object for t in targets if t.bone}:
+            plain.append(i)
+            continue
+        j = index.get((parent.name, ""))
+        pw = worlds[:, j] if j is not None else np.broadcast_to(mapping.matrix(parent.matrix_world),
+                                                                worlds[:, i].shape)
+        parts.append((np.linalg.inv(pw @ mapping.matrix(ob.matrix_parent_inverse)) @ worlds[:, i])[:, None])
+        keys.append((ob, "", True))
+    keys = [(targets[i].object, "", True) for i in plain] + keys
+    parts.insert(0, worlds[:, plain])
+    for ob in dict.fromkeys(t.object for t in targets if t.bone):
+        parts.append(_bone_bases(m, ob, links, index))
+        keys += [(ob, bone.name, int(m.scene.model.joint_type[index[(ob.name, bone.name)]]) in TRANSLATING)
+                 for bone in ob.data.bones]
+    return keys, np.concatenate(parts, axis=1)
+
+
+def _bone_bases(m, ob, links, index):
+    """(F, B, 4, 4) pose-bone bases of armature ``ob``'s bones (in ``ob.data.bones`` order), all at once:
+    a root's is ML⁻¹ A⁻¹ W, a child's ML⁻¹ ML_p O_p⁻¹ L_p⁻¹ L O (the armature matrix A cancels; ML: the
+    bones' rest matrices, O: the mapping's offsets, L: the link frames)."""
+    bones = ob.data.bones
+    ML = np.empty(16 * len(bones), dtype=np.float32)
+    bones.foreach_get("matrix_local", ML)  # column-major 4×4 per bone (recipes §3)
+    ML = ML.astype(float).reshape(-1, 4, 4).transpose(0, 2, 1)
+    position = {bone.name: k for k, bone in enumerate(bones)}
+    at = np.array([index[(ob.name, bone.name)] for bone in bones])
+    up = np.array([position[bone.parent.name] if bone.parent is not None else -1 for bone in bones])
+    ML_inv = np.linalg.inv(ML)
+    child = up >= 0
+    bases = np.empty((links.shape[0], len(bones), 4, 4))
+    roots = ~child
+    if roots.any():
         A_inv = np.linalg.inv(mapping.matrix(ob.matrix_world))
-        for bone in ob.data.bones:
-            i = index[(ob.name, bone.name)]
-            ML = mapping.matrix(bone.matrix_local)
-            if bone.parent is None:
-                basis = np.linalg.inv(ML) @ A_inv @ worlds[:, i]
-            else:  # P_p⁻¹ P = O_p⁻¹ L_p⁻¹ L O (the armature matrix cancels)
-                j = index[(ob.name, bone.parent.name)]
-                rel = np.linalg.inv(offsets[j]) @ rigid_inverse(links[:, j]) @ links[:, i] @ offsets[i]
-                basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ rel
-            yield ob, bone.name, basis, int(m.scene.model.joint_type[i]) in TRANSLATING
+        bases[:, roots] = ML_inv[roots] @ A_inv @ (links[:, at[roots]] @ m.offsets[at[roots]])
+    if child.any():
+        parents = at[up[child]]
+        C = ML_inv[child] @ ML[up[child]] @ np.linalg.inv(m.offsets[parents])
+        bases[:, child] = C @ rigid_inverse(links[:, parents]) @ links[:, at[child]] @ m.offsets[at[child]]
+    return bases

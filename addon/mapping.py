@@ -104,11 +104,11 @@ def check_matrix(W, what: str) -> None:
     W = np.asarray(W, float)
     if not np.isfinite(W).all():
         raise MappingError(f"{what}: non-finite transform (scale, rotation or location is NaN or infinite)")
-    scale = np.linalg.norm(W[:3, :3], axis=0)
+    scale = np.sqrt((W[:3, :3] ** 2).sum(axis=0))
     if scale.min() < MIN_SCALE * max(1.0, scale.max()):
         raise MappingError(f"{what}: zero scale on its local {'XYZ'[int(np.argmin(scale))]} axis; "
                            "give it a non-zero scale")
-    if np.linalg.det(W[:3, :3]) < 0:
+    if geometry.det3(W[:3, :3]) < 0:
         raise MappingError(f"{what}: negative scale (mirrored object); apply the scale or make it positive")
 
 
@@ -116,7 +116,7 @@ def rigid_part(W):
     """(R, p): the rotation (scale and shear removed by polar decomposition) and translation of W."""
     U, _, Vt = np.linalg.svd(W[:3, :3])
     R = U @ Vt
-    if np.linalg.det(R) < 0:
+    if geometry.det3(R) < 0:
         raise MappingError("negative scale (mirrored object)")
     return R, W[:3, 3].copy()
 
@@ -319,12 +319,12 @@ def _object_mass(ob, density, depsgraph):
             mesh.loop_triangles.foreach_get("vertices", tris)
         finally:
             ev.to_mesh_clear()
-        extent = np.ptp(co.reshape(n, 3), axis=0) if n else np.zeros(3)
+        extent = co.reshape(n, 3).max(axis=0) - co.reshape(n, 3).min(axis=0) if n else np.zeros(3)
         if m == 0 or extent.min() <= 1e-9 * max(1.0, extent.max()):
             raise MappingError(f"{what}: its mesh is degenerate (zero volume: flat, a line or empty); "
                                "give it thickness")
         world = co.reshape(n, 3) @ W[:3, :3].T + W[:3, 3]
-        if np.linalg.det(W[:3, :3]) < 0:
+        if geometry.det3(W[:3, :3]) < 0:
             tris = tris.reshape(m, 3)[:, ::-1]
         try:
             mp = geometry.mesh_mass_properties(world, tris, density)

@@ -63,10 +63,10 @@ class PreviewSession:
 
     def apply(self) -> None:
         """Pose the Blender objects and bones at the simulated state."""
-        links = self.mapping.link_frames(self.run.q)[None]
-        for ob, bone, basis, _ in local_bases(self.mapping, links):
+        keys, bases = local_bases(self.mapping, self.mapping.link_frames(self.run.q)[None])
+        for (ob, bone, _), basis in zip(keys, bases[0]):
             owner = ob.pose.bones[bone] if bone else ob
-            owner.matrix_basis = Matrix(basis[0].tolist())  # (a bare nested list would be read column-major)
+            owner.matrix_basis = Matrix(basis.tolist())  # (a bare nested list would be read column-major)
 
     def restore(self) -> None:
         """Put the rest transforms back (objects that were deleted meanwhile are skipped)."""

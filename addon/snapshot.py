@@ -218,8 +218,17 @@ def _present(bscene, entries, data) -> list:
     """The snapshot's objects, None for those deleted since the bake (in the scene then, in none now), so
     references to them resolve to None, as Blender's delete leaves them."""
     scene_objects = set(bscene.objects)
-    return [None if ob is not None and d.get("in_scene", True) and ob not in scene_objects else ob
-            for (ob, _), d in zip(entries, data)]
+    return [None if ob is not None and (not _alive(ob) or d.get("in_scene", True) and ob not in scene_objects)
+            else ob for (ob, _), d in zip(entries, data)]
+
+
+def _alive(ob) -> bool:
+    """Whether ``ob`` still exists (removed from the file, its Python reference raises ReferenceError)."""
+    try:
+        ob.name
+    except ReferenceError:
+        return False
+    return True
 
 
 class Restored:
@@ -272,7 +281,7 @@ def detach(bscene, objects) -> dict:
     if w is None:
         return {}
     objects = set(objects)
-    before = {key: list(getattr(w, key).objects) for key in WORLD_COLLECTIONS if getattr(w, key) is not None}
+    before = world_lists(bscene)
     bodies = [ob for ob in before.get("collection", ()) if ob in objects]
     leaving = set(bodies)
     hosts = [h for h in before.get("constraints", ()) if h.rigid_body_constraint is not None
@@ -285,6 +294,14 @@ def detach(bscene, objects) -> dict:
         reattach(bscene, before)
         raise
     return before
+
+
+def world_lists(bscene) -> dict:
+    """{"collection"/"constraints": the objects of the rigid body world's collection, in order}."""
+    w = bscene.rigidbody_world
+    if w is None:
+        return {}
+    return {key: list(getattr(w, key).objects) for key in WORLD_COLLECTIONS if getattr(w, key) is not None}
 
 
 def reattach(bscene, before) -> None:
@@ -316,7 +333,7 @@ def restore(context, bscene, saved, only=None) -> list:
     w = bscene.rigidbody_world
     if world is not None and w is not None:
         problems += _relink(w, world, objects, chosen, only)
-    gone = {entries[i][0] for i in deleted}
+    gone = {entries[i][0] for i in deleted if _alive(entries[i][0])}  # (a removed one's ends are emptied already)
     for ob, _ in chosen:  # Blender's delete empties the ends of the constraints in its world; these were out
         c = ob.rigid_body_constraint
         if c is not None and gone:

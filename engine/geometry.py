@@ -32,16 +32,16 @@ def mesh_mass_properties(vertices, triangles, density: float) -> MassProperties:
     if len(T) == 0 or not np.isfinite(V).all():
         raise ValueError("mesh has no triangles or non-finite vertices")
     a, b, c = V[T[:, 0]], V[T[:, 1]], V[T[:, 2]]
-    vol6 = np.einsum("ij,ij->i", a, np.cross(b, c))  # 6 × signed tetra volume with the origin
+    (bx, by, bz), (cx, cy, cz) = b.T, c.T  # 6 × signed tetra volume with the origin: a · (b × c)
+    vol6 = a[:, 0] * (by * cz - bz * cy) + a[:, 1] * (bz * cx - bx * cz) + a[:, 2] * (bx * cy - by * cx)
     volume = vol6.sum() / 6.0
     if not volume > 1e-15:
         raise ValueError(f"mesh encloses no volume ({volume:.3g} m³): it must be closed and outward-facing")
-    com = (vol6[:, None] * (a + b + c)).sum(axis=0) / (24.0 * volume)
-    # ∫ x xᵀ dV over each tetra (0, a, b, c): det/120 · (Σ v vᵀ + (Σ v)(Σ v)ᵀ)
     s = a + b + c
-    second = (np.einsum("i,ij,ik->jk", vol6, s, s)
-              + np.einsum("i,ij,ik->jk", vol6, a, a) + np.einsum("i,ij,ik->jk", vol6, b, b)
-              + np.einsum("i,ij,ik->jk", vol6, c, c)) / 120.0
+    com = (vol6 @ s) / (24.0 * volume)
+    # ∫ x xᵀ dV over each tetra (0, a, b, c): det/120 · (Σ v vᵀ + (Σ v)(Σ v)ᵀ)
+    w = vol6[:, None]
+    second = ((w * s).T @ s + (w * a).T @ a + (w * b).T @ b + (w * c).T @ c) / 120.0
     mass = density * volume
     second_com = density * second - mass * np.outer(com, com)  # ∫ρ (x−c)(x−c)ᵀ
     inertia = np.trace(second_com) * np.eye(3) - second_com
@@ -96,9 +96,18 @@ def _positive(shape: dict, key: str, where: str) -> float:
 
 def _vector(shape: dict, key: str, default, where: str) -> np.ndarray:
     v = np.asarray(shape.get(key, default), float)
-    if v.shape != np.shape(default) or not np.all(np.isfinite(v)):
+    if v.shape != np.shape(default) or not np.isfinite(v).all():
         raise ModelError(f"{where}: '{key}' must be {np.shape(default)} finite numbers, got {shape.get(key)!r}")
     return v
+
+
+_EYE3 = np.eye(3)
+
+
+def det3(R) -> float:
+    """Determinant of a 3×3 matrix (cofactors: np.linalg.det costs more than the whole check for one matrix)."""
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
 def parse_shape(shape: dict, com, where: str) -> ContactShape:
@@ -108,12 +117,12 @@ def parse_shape(shape: dict, com, where: str) -> ContactShape:
         raise ModelError(f"{where}: type must be one of {', '.join(SHAPE_TYPES)}, got {shape.get('type')!r}")
     center = _vector(shape, "center", np.asarray(com, float), where)
     rotation = _vector(shape, "rotation", np.eye(3), where)
-    if abs(np.linalg.det(rotation) - 1.0) > 1e-6 or not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-6):
-        raise ModelError(f"{where}: 'rotation' must be a rotation matrix")
+    if abs(det3(rotation) - 1.0) > 1e-6 or not (np.abs(rotation.T @ rotation - _EYE3) <= 1e-6 + 1e-5 * _EYE3).all():
+        raise ModelError(f"{where}: 'rotation' must be a rotation matrix")  # (np.allclose(RᵀR, I, atol=1e-6))
     half, radius, axis = np.zeros(3), 0.0, np.array([0.0, 1.0, 0.0])
     if kind == BOX:
         size = _vector(shape, "size", np.zeros(3), where)
-        if not np.all(size > 0):
+        if not (size > 0).all():
             raise ModelError(f"{where}: box 'size' must be three positive edge lengths, got {size.tolist()}")
         half = 0.5 * size
     else:
