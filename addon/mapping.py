@@ -308,22 +308,13 @@ def _object_mass(ob, density, depsgraph):
     W = matrix(ob.matrix_world)
     override = ob.redmax.mass if ob.redmax.mass > 0 else (ob.rigid_body.mass if ob.rigid_body else 0.0)
     if ob.type == "MESH":
-        ev = ob.evaluated_get(depsgraph)
-        mesh = ev.to_mesh()
-        try:
-            mesh.calc_loop_triangles()
-            n, m = len(mesh.vertices), len(mesh.loop_triangles)
-            co = np.empty(3 * n)
-            mesh.vertices.foreach_get("co", co)
-            tris = np.empty(3 * m, dtype=np.int32)
-            mesh.loop_triangles.foreach_get("vertices", tris)
-        finally:
-            ev.to_mesh_clear()
-        extent = co.reshape(n, 3).max(axis=0) - co.reshape(n, 3).min(axis=0) if n else np.zeros(3)
+        co, tris = _mesh_triangles(ob, depsgraph)
+        n, m = len(co), len(tris)
+        extent = co.max(axis=0) - co.min(axis=0) if n else np.zeros(3)
         if m == 0 or extent.min() <= 1e-9 * max(1.0, extent.max()):
             raise MappingError(f"{what}: its mesh is degenerate (zero volume: flat, a line or empty); "
                                "give it thickness")
-        world = co.reshape(n, 3) @ W[:3, :3].T + W[:3, 3]
+        world = co @ W[:3, :3].T + W[:3, 3]
         if geometry.det3(W[:3, :3]) < 0:
             tris = tris.reshape(m, 3)[:, ::-1]
         try:
@@ -338,6 +329,54 @@ def _object_mass(ob, density, depsgraph):
     if override <= 0:
         raise MappingError(f"{what}: has no mesh to compute its mass from; set a RedMax mass")
     return override, W[:3, 3].copy(), np.eye(3) * (0.4 * override * 0.05**2)  # small sphere
+
+
+def _mesh_triangles(ob, depsgraph):
+    """(vertices (n, 3) in the object's frame, triangles (m, 3)) of the object's evaluated mesh."""
+    ev = ob.evaluated_get(depsgraph)
+    mesh = ev.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        n, m = len(mesh.vertices), len(mesh.loop_triangles)
+        co = np.empty(3 * n)
+        mesh.vertices.foreach_get("co", co)
+        tris = np.empty(3 * m, dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+    finally:
+        ev.to_mesh_clear()
+    return co.reshape(n, 3), tris.reshape(m, 3)
+
+
+def _masses_at_once(objects, density, depsgraph) -> dict:
+    """{object: ``_object_mass``} for the meshes among ``objects`` that give a volume, computed for all of them
+    in one pass (``geometry.mesh_mass_properties_many``); the others are left to ``_object_mass`` and its
+    messages, in the order the tree places them."""
+    items, vertices, triangles, offset = [], [], [], 0
+    for ob in objects:
+        if ob.type != "MESH":
+            continue
+        W = matrix(ob.matrix_world)
+        co, tris = _mesh_triangles(ob, depsgraph)
+        if not len(tris) or not np.isfinite(W).all() or not np.isfinite(co).all():
+            continue
+        extent = co.max(axis=0) - co.min(axis=0)
+        if extent.min() <= 1e-9 * max(1.0, extent.max()):
+            continue
+        vertices.append(co @ W[:3, :3].T + W[:3, 3])
+        triangles.append((tris[:, ::-1] if geometry.det3(W[:3, :3]) < 0 else tris) + offset)
+        offset += len(co)
+        items.append(ob)
+    if not items:
+        return {}
+    mass, com, inertia, _ = geometry.mesh_mass_properties_many(np.concatenate(vertices), np.concatenate(triangles),
+                                                               [len(t) for t in triangles], density)
+    out = {}
+    for k, ob in enumerate(items):
+        if np.isfinite(mass[k]):
+            override = ob.redmax.mass if ob.redmax.mass > 0 else (ob.rigid_body.mass if ob.rigid_body else 0.0)
+            scale = override / mass[k] if override > 0 else 1.0
+            out[ob] = (float(mass[k] * scale), com[k], inertia[k] * scale)
+    return out
 
 
 def _object_shape(ob):
@@ -522,9 +561,11 @@ def _add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs
                 if o not in dynamic_set:
                     _check_fixed_anchor(o)
 
+    masses = _masses_at_once(dynamic, density, depsgraph)
+
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
-        mass, com, inertia = _object_mass(ob, density, depsgraph)
+        mass, com, inertia = masses[ob] if ob in masses else _object_mass(ob, density, depsgraph)
         target = Target(ob.name, ob, "", matrix(ob.matrix_world))
         shape = _object_shape(ob)
         if host is None:  # free-floating root: link frame = the object's frame
