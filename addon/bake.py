@@ -74,14 +74,19 @@ def _rebake_live(bscene, baked):
     deleted meanwhile are skipped)."""
     baked = [ob for ob in baked if alive(ob)]
     snapshot.detach(bscene, baked)
+    slots: dict = {}  # action → {identifier: slot} (one bake's action holds a slot per object)
     for ob in baked:
         s = ob.redmax
-        keyframes.assign(ob, s.baked_action, _slot_of(s.baked_action))
+        action = s.baked_action
+        if action not in slots:
+            slots[action] = keyframes.slots_by_identifier(action)
+        keyframes.assign_slot(ob, action, slots[action].get(s.baked_slot) or _first_slot(action))
         _quaternion_modes(ob, s.previous_rotation_modes)
 
 
-def _slot_of(action):
-    return action.slots[0].identifier if action is not None and len(action.slots) else ""
+def _first_slot(action):
+    """(A bake by an older version made an action with one slot per object.)"""
+    return action.slots[0] if action is not None and len(action.slots) else None
 
 
 def _forget_bake(bscene, objects=None):
@@ -91,13 +96,25 @@ def _forget_bake(bscene, objects=None):
     for ob in _baked_objects(bscene) if objects is None else objects:
         s = ob.redmax
         actions.append(s.baked_action)
-        s.baked_action, s.previous_action, s.previous_slot, s.previous_rotation_modes = None, None, "", ""
+        s.baked_action, s.baked_slot, s.previous_action, s.previous_slot = None, "", None, ""
+        s.previous_rotation_modes = ""
         s.is_baked = False
         cleared += 1
     remove_unused(actions)
     if objects is None:
         snapshot.forget(bscene)
     return cleared
+
+
+def _drop_slots(replaced) -> None:
+    """Remove the actions of replaced bakes that no object plays any more; from one that others still play (a
+    *Selected Only* re-bake), the replaced objects' slots."""
+    remove_unused(action for action, _ in replaced.values())
+    for ob, (action, identifier) in replaced.items():
+        if alive(action) and identifier and ob.redmax.baked_action != action:
+            slot = keyframes.slots_by_identifier(action).get(identifier)
+            if slot is not None and not slot.users():
+                action.slots.remove(slot)
 
 
 def remove_unused(actions) -> None:
@@ -237,6 +254,7 @@ class BakeJob:
         self._baked_state = None
         self._watched: list = []   # (object, name) the bake will write into or restore
         self._written: list = []   # (object, action, slot) written, not committed yet
+        self._actions: list = []   # the actions this job made (one per bake), not committed yet
         self.qs: list = []
         self.seconds = 0.0  # simulation
         self.timings = dict.fromkeys(("read", "simulate", "write keys", "detach"), 0.0)
@@ -353,7 +371,7 @@ class BakeJob:
     def abort(self):
         """Put back the scene as it was before the job started (an earlier bake included); safe to call
         again and at any stage."""
-        written, self._written = {action for _, action, _ in self._written if alive(action)}, []
+        written, self._written, self._actions = {a for a in self._actions if alive(a)}, [], []
         if written:  # (never assigned, or the assignment undone)
             bpy.data.batch_remove(written)
         if self._rebake is not None:
@@ -386,9 +404,10 @@ class BakeJob:
         self._check_finite(qs, frames)
         links = np.array([self.mapping.link_frames(q) for q in qs])  # (F, n, 4, 4), rigid
         plans = self._channels(links, frames)
-        with keyframes.ActionWriter() as writer:
+        with keyframes.ActionWriter(BAKE_PREFIX) as writer:
+            self._actions.append(writer.action)
             for k, (ob, channels) in enumerate(plans.items(), 1):
-                self._written.append((ob, *writer.write(ob, f"{BAKE_PREFIX} {ob.name}", frames, channels)))
+                self._written.append((ob, writer.action, writer.write(ob, frames, channels)))
                 if k % WRITE_CHUNK == 0 or k == len(plans):
                     yield k / len(plans)
         self._frames = frames
@@ -399,19 +418,19 @@ class BakeJob:
         statistics (also shown in the panel)."""
         bscene = self.bscene
         t0 = time.perf_counter()
-        replaced = {ob: ob.redmax.baked_action for ob in (self._rebake or ()) if alive(ob)}
+        replaced = {ob: (ob.redmax.baked_action, ob.redmax.baked_slot) for ob in (self._rebake or ()) if alive(ob)}
         old_snapshot, lists = snapshot.stored(bscene), snapshot.world_lists(bscene)
         undo: list = []
         try:
             for ob, action, slot in self._written:
                 s = ob.redmax
-                undo.append((ob, keyframes.current(ob), s.baked_action, s.is_baked, s.previous_action,
+                undo.append((ob, keyframes.current(ob), s.baked_action, s.baked_slot, s.is_baked, s.previous_action,
                              s.previous_slot, s.previous_rotation_modes))
                 s.previous_action, s.previous_slot = keyframes.current(ob)
                 s.previous_rotation_modes = self._rotation_modes(ob)
                 _quaternion_modes(ob, s.previous_rotation_modes)
-                keyframes.assign(ob, action, slot.identifier)
-                s.baked_action, s.is_baked = action, True
+                keyframes.assign_slot(ob, action, slot)
+                s.baked_action, s.baked_slot, s.is_baked = action, slot.identifier, True
             baked = {ob for ob, _, _ in self._written}
             held = held_partners(bscene, baked) if self._only is not None else []  # before detach drops the joints
             snapshot.store(bscene, self.snapshot, baked, self._only)
@@ -422,8 +441,8 @@ class BakeJob:
             self._undo_commit(undo, lists, old_snapshot)
             raise
         _forget_bake(bscene, [ob for ob in replaced if ob not in baked])  # the older bake of these objects is replaced
-        remove_unused(replaced.values())
-        self._rebake, self._written = None, []
+        _drop_slots(replaced)
+        self._rebake, self._written, self._actions = None, [], []
         bscene.frame_set(self._frame_before)
         self.timings["write keys"] += time.perf_counter() - t0 - self.timings["detach"]
         self.result = self._record(held)
@@ -434,11 +453,12 @@ class BakeJob:
         (from the snapshot), the world's collections (``lists``: their objects before) and the scene's snapshot."""
         snapshot.reattach(self.bscene, lists)
         snapshot.put(self.bscene, old_snapshot)
-        for ob, (action, slot), baked_action, is_baked, previous_action, previous_slot, modes in reversed(undo):
+        for ob, (action, slot), baked_action, baked_slot, is_baked, previous_action, previous_slot, modes in reversed(undo):
             keyframes.assign(ob, action, slot)
             s = ob.redmax
-            s.baked_action, s.is_baked, s.previous_action, s.previous_slot, s.previous_rotation_modes = (
-                baked_action, is_baked, previous_action, previous_slot, modes)
+            s.baked_action, s.baked_slot, s.is_baked, s.previous_action, s.previous_slot = (
+                baked_action, baked_slot, is_baked, previous_action, previous_slot)
+            s.previous_rotation_modes = modes
         touched = {ob for ob, *_ in undo}
         snapshot.restore(self.context, self.bscene, self.snapshot, only=touched)  # rotation modes convert values
 

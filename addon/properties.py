@@ -131,6 +131,7 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
                                       "is on)")
     # what a bake replaced, restored by Clear Bake
     baked_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
+    baked_slot: StringProperty()  # type: ignore[valid-type]  # its slot for this object ("": the first; older bakes)
     previous_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
     previous_slot: StringProperty()  # type: ignore[valid-type]
     previous_rotation_modes: StringProperty()  # type: ignore[valid-type]  # JSON: "" (object) / bone name → mode

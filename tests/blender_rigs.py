@@ -76,11 +76,14 @@ def armature(ctx, name, bones):
 
 
 def keys(ob):
-    """Sorted (data path, index, key bytes) of every F-curve of the object's action."""
+    """Sorted (data path, index, key bytes) of every F-curve of the object's action, in its slot."""
     out = []
-    for layer in ob.animation_data.action.layers:
+    ad = ob.animation_data
+    for layer in ad.action.layers:
         for strip in layer.strips:
             for bag in strip.channelbags:
+                if ad.action_slot is not None and bag.slot != ad.action_slot:
+                    continue
                 for fc in bag.fcurves:
                     co = np.empty(2 * len(fc.keyframe_points), np.float32)
                     fc.keyframe_points.foreach_get("co", co)
