@@ -22,7 +22,7 @@ def test_bench_minv_quick_writes_csv_markdown_and_plots(tmp_path):
 
 
 def test_centipede_paths_script_times_and_walks(capsys):
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "studies"))
     try:
         import centipede_contact_paths as script
     finally:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.__main__ import main
-from engine.bench import peers
+from engine.apps.bench import peers
 
 
 @pytest.mark.parametrize("module", ["pinocchio", "mujoco"])

@@ -68,7 +68,7 @@ def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
 
 
 def test_bench_direct_quick_times_every_installed_factorization_side_by_side(tmp_path):
-    from engine.solvers.direct import available_backends
+    from engine.solvers.linalg.direct import available_backends
 
     rows = quick_rows("direct", tmp_path)
     steps = [r for r in rows if r["method"].startswith("step_")]  # whole steps, PCG against direct
