@@ -7,11 +7,14 @@ failed bake never touches the user's animation.
 """
 from __future__ import annotations
 
+import functools
+
 import bpy
 import numpy as np
 from bpy_extras import anim_utils
 
 
+@functools.cache
 def _linear():
     return bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 

@@ -60,11 +60,12 @@ def _mesh_triangles(ob, depsgraph):
     return co.reshape(n, 3), tris.reshape(m, 3)
 
 
-def _masses_at_once(objects, density, depsgraph) -> dict:
-    """{object: ``_object_mass``} for the meshes among ``objects`` that give a volume, computed for all of them
-    in one pass (``geometry.mesh_mass_properties_many``); the others are left to ``_object_mass`` and its
-    messages, in the order the tree places them."""
-    items, vertices, triangles, offset = [], [], [], 0
+def _masses_at_once(objects, density, depsgraph) -> tuple:
+    """({object: ``_object_mass``}, {object: local bounding box (lo (3,), hi (3,))}) for the meshes among
+    ``objects`` that give a volume, from one read of each mesh and computed for all of them in one pass
+    (``geometry.mesh_mass_properties_many``); the others are left to ``_object_mass`` and its messages, in the
+    order the tree places them."""
+    items, vertices, triangles, bounds, offset = [], [], [], {}, 0
     for ob in objects:
         if ob.type != "MESH":
             continue
@@ -72,7 +73,9 @@ def _masses_at_once(objects, density, depsgraph) -> dict:
         co, tris = _mesh_triangles(ob, depsgraph)
         if not len(tris) or not np.isfinite(W).all() or not np.isfinite(co).all():
             continue
-        extent = co.max(axis=0) - co.min(axis=0)
+        lo, hi = co.min(axis=0), co.max(axis=0)
+        bounds[ob] = (lo, hi)  # (what ``bound_box`` gives for the evaluated mesh)
+        extent = hi - lo
         if extent.min() <= 1e-9 * max(1.0, extent.max()):
             continue
         vertices.append(co @ W[:3, :3].T + W[:3, 3])
@@ -80,7 +83,7 @@ def _masses_at_once(objects, density, depsgraph) -> dict:
         offset += len(co)
         items.append(ob)
     if not items:
-        return {}
+        return {}, bounds
     mass, com, inertia, _ = geometry.mesh_mass_properties_many(np.concatenate(vertices), np.concatenate(triangles),
                                                                [len(t) for t in triangles], density)
     out = {}
@@ -89,7 +92,7 @@ def _masses_at_once(objects, density, depsgraph) -> dict:
             override = ob.redmax.mass if ob.redmax.mass > 0 else (ob.rigid_body.mass if ob.rigid_body else 0.0)
             scale = override / mass[k] if override > 0 else 1.0
             out[ob] = (float(mass[k] * scale), com[k], inertia[k] * scale)
-    return out
+    return out, bounds
 
 
 def _object_shape(ob):
@@ -108,6 +111,55 @@ def _object_shape(ob):
     if not ob.redmax.collide:
         shape["collide"] = False
     return shape
+
+
+def _polar_rotations(A):
+    """Rotations (k, 3, 3) of the polar decompositions of A (k, 3, 3) (``rigid_part``, all at once) and whether
+    each is proper (not mirrored)."""
+    U, _, Vt = np.linalg.svd(A)
+    R = U @ Vt
+    return R, np.linalg.det(R) > 0
+
+
+def _shapes_at_once(objects, bounds) -> dict:
+    """{object: ``_object_shape``} for the ``objects`` with a finite, unmirrored matrix, all at once (their
+    rotations in one decomposition; ``bounds``: the local bounding boxes of meshes already read); the others
+    are left to ``_object_shape``."""
+    obs, Ws, boxes = [], [], []
+    for ob in objects:
+        W = matrix(ob.matrix_world)
+        box = bounds[ob] if ob in bounds else [tuple(c) for c in ob.bound_box]
+        if len(box) in (2, 8) and np.isfinite(W).all():
+            obs.append(ob)
+            Ws.append(W)
+            boxes.append(np.array(box, dtype=float).reshape(-1, 3))
+    if not obs:
+        return {}
+    W = np.array(Ws)
+    lo, hi = np.array([b.min(axis=0) for b in boxes]), np.array([b.max(axis=0) for b in boxes])
+    size = (hi - lo) * np.linalg.norm(W[:, :3, :3], axis=1)  # scale along the objects' own axes
+    R, proper = _polar_rotations(W[:, :3, :3])
+    center = np.einsum("kij,kj->ki", W[:, :3, :3], 0.5 * (lo + hi)) + W[:, :3, 3]
+    out: dict = {}
+    for k, ob in enumerate(obs):
+        if not proper[k]:
+            continue
+        if not np.all(size[k] > 1e-9):
+            out[ob] = None
+            continue
+        out[ob] = {"type": "box", "size": size[k], "center": center[k], "rotation": R[k]}
+        if not ob.redmax.collide:
+            out[ob]["collide"] = False
+    return out
+
+
+def _frames_at_once(hosts) -> dict:
+    """{host: ``rigid_part`` of its world matrix} for the ``hosts`` (checked by ``constraint_hosts``), all at once."""
+    if not hosts:
+        return {}
+    W = np.array([matrix(h.matrix_world) for h in hosts])
+    R, proper = _polar_rotations(W[:, :3, :3])
+    return {h: (R[k], W[k, :3, 3].copy()) for k, h in enumerate(hosts) if proper[k]}
 
 
 TRANSFORM_CHANNELS = {"location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
@@ -281,20 +333,21 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs)
                 if o not in dynamic_set:
                     check_fixed_anchor(o)
 
-    masses = _masses_at_once(dynamic, density, depsgraph)
+    masses, bounds = _masses_at_once(dynamic, density, depsgraph)
+    shapes, frames = _shapes_at_once(dynamic, bounds), _frames_at_once(edges)
 
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
         mass, com, inertia = masses[ob] if ob in masses else _object_mass(ob, density, depsgraph)
         target = Target(ob.name, ob, "", matrix(ob.matrix_world))
-        shape = _object_shape(ob)
+        shape = shapes[ob] if ob in shapes else _object_shape(ob)
         if host is None:  # free-floating root: link frame = the object's frame
             R, p = rigid_part(target.world0)
             b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)
         else:
             jtype, axis, jrot = _constraint_joint(host)
             limits = _constraint_limits(host, jtype, axis, jrot, flip=ob == host.rigid_body_constraint.object2)
-            R, p = rigid_part(matrix(host.matrix_world))  # (the host's matrix was checked in constraint_hosts)
+            R, p = frames[host] if host in frames else rigid_part(matrix(host.matrix_world))  # (checked in constraint_hosts)
             b.add(ob.name, target, parent_ob.name if parent_ob is not None else WORLD, jtype, R @ jrot, p, axis,
                   mass, com, inertia, limits, shape_world=shape)
             if ob.redmax.joint_stiffness > 0 or ob.redmax.joint_damping > 0:
