@@ -21,7 +21,7 @@ import bpy
 import numpy as np
 
 from . import follow, keyframes, mapping, snapshot
-from .keying import TRANSLATING, BakeError, continuous, local_bases, quaternions, rigid_inverse  # noqa: F401
+from .keying import TRANSLATING, BakeError, continuous, keyed_poses, local_bases, quaternions, rigid_inverse  # noqa: F401
 from .run import SPECULATIVE_SPEED, SimulationRun, simulator_options  # noqa: F401 (re-exported)
 
 from ._engine import engine
@@ -113,7 +113,7 @@ def _drop_slots(replaced) -> None:
     for ob, (action, identifier) in replaced.items():
         if alive(action) and identifier and ob.redmax.baked_action != action:
             slot = keyframes.slots_by_identifier(action).get(identifier)
-            if slot is not None and not slot.users():
+            if slot is not None and not slot.users():  # (what no object plays: its slot and F-curves)
                 action.slots.remove(slot)
 
 
@@ -134,7 +134,8 @@ def clear_bake(context, bscene=None) -> int:
     cleared = _forget_bake(bscene)
     st = bscene.redmax
     st.last_frames = st.last_steps = st.last_max_iterations = 0
-    st.last_seconds = st.last_iterations = st.last_read_seconds = st.last_write_seconds = st.last_detach_seconds = 0.0
+    st.last_seconds = st.last_iterations = 0.0
+    st.last_stages = ""
     st.last_message = "; ".join(problems)
     st.last_timings = ""
     bscene.frame_set(frame)
@@ -257,7 +258,8 @@ class BakeJob:
         self._actions: list = []   # the actions this job made (one per bake), not committed yet
         self.qs: list = []
         self.seconds = 0.0  # simulation
-        self.timings = dict.fromkeys(("read", "simulate", "write keys", "detach"), 0.0)
+        self.timings = dict.fromkeys(("read", "simulate", "write keys", "detach"), 0.0)  # wall seconds
+        self.cpu_timings = dict.fromkeys(self.timings, 0.0)  # this process's CPU seconds
         self.warning = ""  # set by finish: what the user should know about the bake
         self.result: dict | None = None
         self._by_object: dict | None = None
@@ -297,18 +299,25 @@ class BakeJob:
         self.commit()
 
     def _timed(self, stage, make):
-        """Run the generator ``make()`` adding the time spent inside it (not between ``next()`` calls) to
-        ``timings[stage]``."""
+        """Run the generator ``make()`` adding the time spent inside it (not between ``next()`` calls) to the
+        stage's ``timings`` (wall) and ``cpu_timings`` (this process's CPU: steadier on a busy machine)."""
         steps = make()
         while True:
-            t0 = time.perf_counter()
-            try:
-                value = next(steps)
-            except StopIteration:
-                self.timings[stage] += time.perf_counter() - t0
-                return
-            self.timings[stage] += time.perf_counter() - t0
+            with self._clock(stage):
+                try:
+                    value = next(steps)
+                except StopIteration:
+                    return
             yield value
+
+    @contextmanager
+    def _clock(self, stage):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.timings[stage] += time.perf_counter() - wall
+            self.cpu_timings[stage] += time.process_time() - cpu
 
     def read(self):
         """Generator: map the scene as built at the first simulated frame (and sample what follows an
@@ -350,13 +359,12 @@ class BakeJob:
     def steps(self):
         """Generator: simulates one frame per ``next()`` and yields the fraction done."""
         for f in range(self.sim_start + 1, self.frame_end + 1):
-            t0 = time.perf_counter()
             try:
-                self.run_.advance()
+                with self._clock("simulate"):
+                    self.run_.advance()
             except engine.SimulationError as err:
                 raise BakeError(f"frame {f}: {err}") from None
-            self.seconds += time.perf_counter() - t0
-            self.timings["simulate"] = self.seconds
+            self.seconds = self.timings["simulate"]
             self.qs.append(self.run_.q.copy())
             yield (f - self.sim_start) / (self.n_frames - 1)
 
@@ -402,8 +410,11 @@ class BakeJob:
         frames = keyed_frames(self.frame_start, self.frame_end, self.frame_step)
         qs = np.array(self.qs)[frames - self.sim_start]
         self._check_finite(qs, frames)
-        links = np.array([self.mapping.link_frames(q) for q in qs])  # (F, n, 4, 4), rigid
-        plans = self._channels(links, frames)
+        n = self.mapping.scene.model.n_bodies
+        R, p = np.empty((len(qs), n, 3, 3)), np.empty((len(qs), n, 3))  # link frames per keyed frame
+        for k, q in enumerate(qs):
+            R[k], p[k] = engine.link_poses(self.mapping.scene.model, q)
+        plans = self._channels(R, p, frames)
         with keyframes.ActionWriter(BAKE_PREFIX) as writer:
             self._actions.append(writer.action)
             for k, (ob, channels) in enumerate(plans.items(), 1):
@@ -417,7 +428,7 @@ class BakeJob:
         body simulation, all or nothing; then drop the records of the bake this one replaces. Returns
         statistics (also shown in the panel)."""
         bscene = self.bscene
-        t0 = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         replaced = {ob: (ob.redmax.baked_action, ob.redmax.baked_slot) for ob in (self._rebake or ()) if alive(ob)}
         old_snapshot, lists = snapshot.stored(bscene), snapshot.world_lists(bscene)
         undo: list = []
@@ -434,9 +445,8 @@ class BakeJob:
             baked = {ob for ob, _, _ in self._written}
             held = held_partners(bscene, baked) if self._only is not None else []  # before detach drops the joints
             snapshot.store(bscene, self.snapshot, baked, self._only)
-            t1 = time.perf_counter()
-            snapshot.detach(bscene, baked)
-            self.timings["detach"] = time.perf_counter() - t1
+            with self._clock("detach"):
+                snapshot.detach(bscene, baked)
         except Exception:
             self._undo_commit(undo, lists, old_snapshot)
             raise
@@ -444,7 +454,8 @@ class BakeJob:
         _drop_slots(replaced)
         self._rebake, self._written, self._actions = None, [], []
         bscene.frame_set(self._frame_before)
-        self.timings["write keys"] += time.perf_counter() - t0 - self.timings["detach"]
+        self.timings["write keys"] += time.perf_counter() - wall - self.timings["detach"]
+        self.cpu_timings["write keys"] += time.process_time() - cpu - self.cpu_timings["detach"]
         self.result = self._record(held)
         return self.result
 
@@ -469,13 +480,13 @@ class BakeJob:
         t = self.timings
         result = {"frames": len(self._frames), "steps": (self.n_frames - 1) * self.substeps,
                   "seconds": self.seconds, "read_seconds": t["read"], "write_seconds": t["write keys"],
-                  "detach_seconds": t["detach"], "timings": dict(t),
+                  "detach_seconds": t["detach"], "timings": dict(t), "cpu_timings": dict(self.cpu_timings),
                   "mean_iterations": float(its.mean()) if its.size else 0.0,
                   "max_iterations": int(its.max()) if its.size else 0, "objects": len(self.mapping.targets)}
         st = self.bscene.redmax
         st.last_frames, st.last_steps, st.last_seconds = result["frames"], result["steps"], result["seconds"]
         st.last_iterations, st.last_max_iterations = result["mean_iterations"], result["max_iterations"]
-        st.last_read_seconds, st.last_write_seconds, st.last_detach_seconds = t["read"], t["write keys"], t["detach"]
+        st.last_stages = json.dumps({"wall": t, "cpu": self.cpu_timings})
         st.last_message = f"{result['frames']} keyed frames, {result['steps']} steps"
         st.last_timings = timing_line(t)
         self.warning = ""
@@ -526,15 +537,12 @@ class BakeJob:
                 self._by_object.setdefault(t.object, []).append(t)
         return self._by_object
 
-    def _channels(self, links, frames):
-        """{object: channels} from the simulated link frames (F, n, 4, 4), all targets at once; refuses
-        non-finite keys, naming the first object or bone and the frame."""
-        keys, M = local_bases(self.mapping, links)  # (F, k, 4, 4)
+    def _channels(self, R, p, frames):
+        """{object: channels} from the simulated link frames (R (F, n, 3, 3), p (F, n, 3)), all targets at once;
+        refuses non-finite keys, naming the first object or bone and the frame."""
+        keys, q, location = keyed_poses(self.mapping, R, p)  # (F, k, 4), (F, k, 3)
         if not keys:
             return {}
-        R = M[..., :3, :3] / np.linalg.norm(M[..., :3, :3], axis=-2, keepdims=True)  # drop scale (columns)
-        q = continuous(quaternions(R))  # (F, k, 4)
-        location = M[..., :3, 3]
         keyed = np.array([with_location for *_, with_location in keys])
         bad = ~np.isfinite(q).all(axis=-1) | (~np.isfinite(location).all(axis=-1) & keyed)
         if bad.any():

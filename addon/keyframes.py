@@ -65,10 +65,13 @@ class ActionWriter:
         """(slot, channel bag, its first F-curve or None) of a new slot for ``id_data``."""
         path, index, group = first
         if id_data.id_type == "OBJECT":
-            self.proxy_data.action_slot = None
-            self.proxy_data.last_slot_identifier = "OB" + id_data.name  # (the new slot's identifier)
-            fc = self.action.fcurve_ensure_for_datablock(self.proxy, path, index=index, group_name=group or "")
-            slot = self.proxy_data.action_slot
+            try:
+                self.proxy_data.action_slot = None
+                self.proxy_data.last_slot_identifier = "OB" + id_data.name  # (the new slot's identifier)
+                fc = self.action.fcurve_ensure_for_datablock(self.proxy, path, index=index, group_name=group or "")
+                slot = self.proxy_data.action_slot
+            except (AttributeError, TypeError):  # (an API this Blender lacks: the slow way below)
+                slot = None
             if slot is not None:
                 return slot, _channelbag(self.action, slot), fc
         slot = self.action.slots.new(id_type=id_data.id_type, name=id_data.name)  # (other ID types: the slow way)

@@ -39,12 +39,46 @@ def rigid_inverse(L):
     return out
 
 
-def local_bases(m, links):
+def quaternion_product(a, b):
+    """Hamilton products a ⊗ b of quaternions (…, 4) as (w, x, y, z): R(a ⊗ b) = R(a) R(b)."""
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def keyed_poses(m, R, p):
+    """What a bake keys for the simulated link frames (R (F, n, 3, 3) rotations, p (F, n, 3) origins) of
+    mapping ``m``: (keys, quaternions (F, k, 4), locations (F, k, 3)); keys[k] = (object, bone name or "",
+    keys location), as ``local_bases``. An object without a parent keys its world pose, the link frame
+    times its constant offset: as quaternions q(L) ⊗ q(O) and R_L t_O + p_L, with no 4×4 product per frame
+    (scale dropped by normalising the offset's columns); other targets go through ``local_bases``. The
+    quaternions are continuous in sign along the frames, the first with w ≥ 0."""
+    plain = [i for i, t in enumerate(m.targets) if not t.bone and t.object.parent is None]
+    keys = [(m.targets[i].object, "", True) for i in plain]
+    A = m.offsets[plain, :3, :3]
+    q_offset = quaternions(A / np.linalg.norm(A, axis=-2, keepdims=True))  # (k, 4)
+    qs = [quaternion_product(quaternions(R[:, plain]), q_offset[None])]
+    locations = [np.einsum("fkij,kj->fki", R[:, plain], m.offsets[plain, :3, 3]) + p[:, plain]]
+    if len(plain) < len(m.targets):
+        links = np.zeros(R.shape[:2] + (4, 4))
+        links[..., :3, :3], links[..., :3, 3], links[..., 3, 3] = R, p, 1.0
+        rest, M = local_bases(m, links, with_plain=False)
+        keys += rest
+        qs.append(quaternions(M[..., :3, :3] / np.linalg.norm(M[..., :3, :3], axis=-2, keepdims=True)))
+        locations.append(M[..., :3, 3])
+    q = continuous(np.concatenate(qs, axis=1))
+    q *= np.where(q[:1, :, :1] < 0, -1.0, 1.0)
+    return keys, q, np.concatenate(locations, axis=1)
+
+
+def local_bases(m, links, with_plain=True):
     """What Blender keys for simulated link frames ``links`` (F, n, 4, 4) of mapping ``m``: the objects'
     matrix_basis (relative to their parent) and the pose bones' matrix_basis (relative to their rest pose
     and parent), all targets at once. The bake keys these; the live preview assigns them.
 
-    Returns (keys, bases): keys[k] = (object, bone name or "", keys location) and bases (F, k, 4, 4).
+    Returns (keys, bases): keys[k] = (object, bone name or "", keys location) and bases (F, k, 4, 4);
+    ``with_plain=False`` leaves out the objects without a parent (``keyed_poses`` keys them its way).
     """
     targets, offsets = m.targets, m.offsets
     worlds = links @ offsets
@@ -59,7 +93,8 @@ def local_bases(m, links):
             raise BakeError(f"object '{ob.name}': parented to a {ob.parent_type.lower()}, which a bake "
                             "cannot key; parent it to an object")
         if parent is None:
-            plain.append(i)
+            if with_plain:
+                plain.append(i)
             continue
         j = index.get((parent.name, ""))
         pw = worlds[:, j] if j is not None else np.broadcast_to(mapping.matrix(parent.matrix_world),

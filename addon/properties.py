@@ -200,9 +200,7 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     last_iterations: FloatProperty(default=0.0)  # type: ignore[valid-type]
     last_max_iterations: IntProperty(default=0)  # type: ignore[valid-type]
     last_message: StringProperty(default="")  # type: ignore[valid-type]
-    last_read_seconds: FloatProperty(default=0.0)  # type: ignore[valid-type]  # the last bake's Blender-side stages
-    last_write_seconds: FloatProperty(default=0.0)  # type: ignore[valid-type]
-    last_detach_seconds: FloatProperty(default=0.0)  # type: ignore[valid-type]
+    last_stages: StringProperty(default="")  # type: ignore[valid-type]  # JSON: the last bake's stages, wall and CPU s
     last_timings: StringProperty(default="")  # type: ignore[valid-type]  # the panel's line naming the stages
 
 

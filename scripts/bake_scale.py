@@ -208,17 +208,16 @@ def bake_once(scene) -> dict:
     """One ``redmax.bake`` and one Clear Bake, timed (stages from the scene's statistics)."""
     import bpy
 
-    t0 = time.perf_counter()
+    t0, cpu = time.perf_counter(), time.process_time()
     result = _quiet(bpy.ops.redmax.bake)
     whole = time.perf_counter() - t0
     if result != {"FINISHED"}:
         raise RuntimeError(f"bake failed: {scene.redmax.last_message}")
-    s = scene.redmax
-    out = {"read": s.last_read_seconds, "simulate": s.last_seconds, "write keys": s.last_write_seconds,
-           "detach": s.last_detach_seconds, "bake": whole}
-    t0 = time.perf_counter()
+    stages = json.loads(scene.redmax.last_stages)
+    out = {**stages["wall"], "bake": whole, "cpu": {**stages["cpu"], "bake": time.process_time() - cpu}}
+    t0, cpu = time.perf_counter(), time.process_time()
     _quiet(bpy.ops.redmax.clear_bake)
-    out["clear"] = time.perf_counter() - t0
+    out["clear"], out["cpu"]["clear"] = time.perf_counter() - t0, time.process_time() - cpu
     return out
 
 
@@ -252,7 +251,8 @@ def worker(rig, n, frames, check) -> dict:
         out["round_trip_differences"] = len(differences(before, scene_snapshot(scene, list(scene.objects))))
     runs += [bake_once(scene) for _ in range(REPEATS - 1)]
     out["first"] = runs[0]
-    out.update({k: min(r[k] for r in runs) for k in runs[0]})
+    out.update({k: min(r[k] for r in runs) for k in runs[0] if k != "cpu"})
+    out["cpu"] = {k: min(r["cpu"][k] for r in runs) for k in runs[0]["cpu"]}
     return out
 
 
@@ -311,13 +311,15 @@ def write_report(rows, bullet, out: Path, quick: bool) -> Path:
     import csv
 
     out.mkdir(parents=True, exist_ok=True)
-    columns = ["rig", "n", "objects", "bones", "frames", "build", *STAGES, "bake", "clear", "first_bake",
+    cpu_columns = [f"cpu {k}" for k in (*STAGES, "bake", "clear")]
+    columns = ["rig", "n", "objects", "bones", "frames", "build", *STAGES, "bake", "clear", "first_bake", *cpu_columns,
                "round_trip_differences", "error"]
     with open(out / "bake-scale.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow({**r, "first_bake": r.get("first", {}).get("bake", "")})
+            w.writerow({**r, "first_bake": r.get("first", {}).get("bake", ""),
+                        **{f"cpu {k}": v for k, v in r.get("cpu", {}).items()}})
         for b in bullet:
             w.writerow({"rig": "chain (Bake to Keyframes)", "n": b["n"], "frames": b.get("frames"),
                         "build": b.get("build", ""), "bake": b.get("bake_to_keyframes", ""), "error": b.get("error", "")})
@@ -360,7 +362,17 @@ def _markdown(rows, bullet, quick) -> str:
                            f"{_cell(r['clear'])} |")
         ok = [r for r in rs if "error" not in r]
         fits = {s: slope([r["n"] for r in ok], [r[s] for r in ok]) for s in (*STAGES, "clear", "bake")}
-        lines += ["", f"log-log slopes over n ≥ {MIN_FIT}: " + ", ".join(f"{s} {v:.2f}" for s, v in fits.items()), ""]
+        lines += ["", f"log-log slopes over n ≥ {MIN_FIT}: " + ", ".join(f"{s} {v:.2f}" for s, v in fits.items()), "",
+                  "The same bakes in CPU seconds of the Blender process (`time.process_time`: on a shared machine it "
+                  "moves less with the load than the wall clock; Blender's own threads count too):", "",
+                  "| n | read | simulate | write keys | detach | bake | simulate share | Clear Bake |", "|" + "---|" * 8]
+        for r in ok:
+            c = r["cpu"]
+            lines.append(f"| {r['n']} | " + " | ".join(_cell(c[s]) for s in STAGES)
+                         + f" | {_cell(c['bake'])} | {100 * c['simulate'] / c['bake']:.0f} % | {_cell(c['clear'])} |")
+        cpu_fits = {s: slope([r["n"] for r in ok], [r["cpu"][s] for r in ok]) for s in (*STAGES, "clear", "bake")}
+        lines += ["", f"CPU log-log slopes over n ≥ {MIN_FIT}: "
+                  + ", ".join(f"{s} {v:.2f}" for s, v in cpu_fits.items()), ""]
         checked = [r for r in ok if "round_trip_differences" in r]
         for r in checked:
             lines += [f"Round trip (bake, Clear Bake) at n = {r['n']}: {r['round_trip_differences']} differences "
