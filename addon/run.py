@@ -31,7 +31,7 @@ class SimulationRun:
         self.substeps = int(substeps)
         fps = bscene.render.fps / bscene.render.fps_base
         self.dt = 1.0 / fps / self.substeps
-        self.mapping = mapping.build_scene(bscene, depsgraph, objects)
+        self.mapping = mapping.build_scene(bscene, depsgraph, objects, contact_shapes=False)  # (but with ground)
         self.follow = None
         if poses:
             self.follow = follow.Follow(self.mapping, poses)

@@ -18,12 +18,14 @@ def build(context, objects=None) -> Mapping:
     return build_scene(context.scene, context.evaluated_depsgraph_get(), objects)
 
 
-def build_scene(bscene, depsgraph, objects=None) -> Mapping:
-    """``build`` for a scene and its evaluated depsgraph (as frame-change handlers receive them)."""
+def build_scene(bscene, depsgraph, objects=None, contact_shapes=True) -> Mapping:
+    """``build`` for a scene and its evaluated depsgraph (as frame-change handlers receive them);
+    ``contact_shapes=False`` gives the bodies no contact shapes (a simulation without ground contact, which
+    reads none, skips making them)."""
     settings = bscene.redmax
     objects = list(bscene.objects if objects is None else objects)
     gravity = tuple(bscene.gravity) if bscene.use_gravity else (0.0, 0.0, 0.0)
-    b = Builder(gravity)
+    b = Builder(gravity, contact_shapes or settings.collide_with_ground)
     for ob in objects:
         if ob.type == "ARMATURE" and ob.redmax.simulate:
             add_armature(b, ob)

@@ -97,8 +97,9 @@ def frame_in(parent_R, parent_p, R, p):
 class Builder:
     """Collects bodies in parent-first order with their world link frames."""
 
-    def __init__(self, gravity):
+    def __init__(self, gravity, contact_shapes=True):
         self.mb = engine.ModelBuilder(gravity=gravity)
+        self.contact_shapes = contact_shapes  # False: bodies get none (nothing will collide)
         self.frames = {}     # body name → (R, p) link frame at the start
         self.targets = {}    # body name → Target
         self.joint_springs = []
@@ -116,7 +117,7 @@ class Builder:
         com = R.T @ (com_world - p)
         inertia = R.T @ inertia_world @ R
         shape = None
-        if shape_world is not None:
+        if shape_world is not None and self.contact_shapes:
             shape = dict(shape_world)
             if "center" in shape:
                 shape["center"] = R.T @ (np.asarray(shape["center"], float) - p)

@@ -334,13 +334,13 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs)
                     check_fixed_anchor(o)
 
     masses, bounds = _masses_at_once(dynamic, density, depsgraph)
-    shapes, frames = _shapes_at_once(dynamic, bounds), _frames_at_once(edges)
+    shapes, frames = _shapes_at_once(dynamic, bounds) if b.contact_shapes else {}, _frames_at_once(edges)
 
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
         mass, com, inertia = masses[ob] if ob in masses else _object_mass(ob, density, depsgraph)
         target = Target(ob.name, ob, "", matrix(ob.matrix_world))
-        shape = shapes[ob] if ob in shapes else _object_shape(ob)
+        shape = None if not b.contact_shapes else shapes[ob] if ob in shapes else _object_shape(ob)
         if host is None:  # free-floating root: link frame = the object's frame
             R, p = rigid_part(target.world0)
             b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)
