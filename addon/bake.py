@@ -258,7 +258,7 @@ class BakeJob:
         self._actions: list = []   # the actions this job made (one per bake), not committed yet
         self.qs: list = []
         self.seconds = 0.0  # simulation
-        self.timings = dict.fromkeys(("read", "simulate", "write keys", "detach"), 0.0)  # wall seconds
+        self.timings = dict.fromkeys(("read", "simulate", "write keys", "detach", "scene update"), 0.0)  # wall s
         self.cpu_timings = dict.fromkeys(self.timings, 0.0)  # this process's CPU seconds
         self.warning = ""  # set by finish: what the user should know about the bake
         self.result: dict | None = None
@@ -453,9 +453,10 @@ class BakeJob:
         _forget_bake(bscene, [ob for ob in replaced if ob not in baked])  # the older bake of these objects is replaced
         _drop_slots(replaced)
         self._rebake, self._written, self._actions = None, [], []
-        bscene.frame_set(self._frame_before)
         self.timings["write keys"] += time.perf_counter() - wall - self.timings["detach"]
         self.cpu_timings["write keys"] += time.process_time() - cpu - self.cpu_timings["detach"]
+        with self._clock("scene update"):  # Blender re-evaluates the scene with its new relations (and Bullet's world)
+            bscene.frame_set(self._frame_before)
         self.result = self._record(held)
         return self.result
 

@@ -47,8 +47,7 @@ SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000)
 QUICK_SIZES = (10, 50, 100)
 BULLET_SIZES = (50, 200, 1000)
 FRAMES, QUICK_FRAMES = 250, 40
-STAGES = ("read", "simulate", "write keys", "detach")
-BLENDER_STAGES = ("read", "write keys", "detach", "clear")
+STAGES = ("read", "simulate", "write keys", "detach", "scene update")
 MIN_FIT = 100
 REPEATS = 3  # bakes per rig and size in one session; the report takes the fastest
 
@@ -215,9 +214,24 @@ def bake_once(scene) -> dict:
         raise RuntimeError(f"bake failed: {scene.redmax.last_message}")
     stages = json.loads(scene.redmax.last_stages)
     out = {**stages["wall"], "bake": whole, "cpu": {**stages["cpu"], "bake": time.process_time() - cpu}}
-    t0, cpu = time.perf_counter(), time.process_time()
-    _quiet(bpy.ops.redmax.clear_bake)
-    out["clear"], out["cpu"]["clear"] = time.perf_counter() - t0, time.process_time() - cpu
+    updates = []  # Clear Bake's own scene update (its frame change), timed apart
+
+    def before(*_):
+        updates.append((time.perf_counter(), time.process_time()))
+
+    def after(*_):
+        updates[-1] = (time.perf_counter() - updates[-1][0], time.process_time() - updates[-1][1])
+
+    bpy.app.handlers.frame_change_pre.append(before)
+    bpy.app.handlers.frame_change_post.append(after)
+    try:
+        t0, cpu = time.perf_counter(), time.process_time()
+        _quiet(bpy.ops.redmax.clear_bake)
+        out["clear"], out["cpu"]["clear"] = time.perf_counter() - t0, time.process_time() - cpu
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(before)
+        bpy.app.handlers.frame_change_post.remove(after)
+    out["clear update"], out["cpu"]["clear update"] = (sum(u[0] for u in updates), sum(u[1] for u in updates))
     return out
 
 
@@ -311,8 +325,9 @@ def write_report(rows, bullet, out: Path, quick: bool) -> Path:
     import csv
 
     out.mkdir(parents=True, exist_ok=True)
-    cpu_columns = [f"cpu {k}" for k in (*STAGES, "bake", "clear")]
-    columns = ["rig", "n", "objects", "bones", "frames", "build", *STAGES, "bake", "clear", "first_bake", *cpu_columns,
+    cpu_columns = [f"cpu {k}" for k in (*STAGES, "bake", "clear", "clear update")]
+    columns = ["rig", "n", "objects", "bones", "frames", "build", *STAGES, "bake", "clear", "clear update", "first_bake",
+               *cpu_columns,
                "round_trip_differences", "error"]
     with open(out / "bake-scale.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
@@ -326,6 +341,16 @@ def write_report(rows, bullet, out: Path, quick: bool) -> Path:
     _plot(rows, out / "bake-scale.png")
     (out / "bake-scale.md").write_text(_markdown(rows, bullet, quick))
     return out / "bake-scale.md"
+
+
+def _slopes_line(title, rows, seconds) -> str:
+    """Fitted slopes of each stage, Clear Bake without its scene update, the scene updates and the whole bake."""
+    series = {s: [seconds(r)[s] for r in rows] for s in STAGES}
+    series["clear (without its scene update)"] = [seconds(r)["clear"] - seconds(r)["clear update"] for r in rows]
+    series["clear's scene update"] = [seconds(r)["clear update"] for r in rows]
+    series["bake"] = [seconds(r)["bake"] for r in rows]
+    ns = [r["n"] for r in rows]
+    return f"{title} over n ≥ {MIN_FIT}: " + ", ".join(f"{k} {slope(ns, v):.2f}" for k, v in series.items())
 
 
 def _cell(x, digits=3):
@@ -349,30 +374,29 @@ def _markdown(rows, bullet, quick) -> str:
         rs = [r for r in rows if r["rig"] == rig]
         if not rs:
             continue
-        lines += [f"## {rig}", "", "| n | objects | build | read | simulate | write keys | detach | bake | "
-                  "simulate share | first bake | Clear Bake |", "|" + "---|" * 11]
+        lines += [f"## {rig}", "", "| n | objects | build | read | simulate | write keys | detach | scene update | "
+                  "bake | simulate share | first bake | Clear Bake (scene update) |", "|" + "---|" * 12]
         for r in rs:
             if "error" in r:
-                lines.append(f"| {r['n']} | — | {r['error'][:80]} |" + " |" * 8)
+                lines.append(f"| {r['n']} | — | {r['error'][:80]} |" + " |" * 9)
                 continue
             share = r["simulate"] / r["bake"] if r["bake"] else math.nan
             lines.append(f"| {r['n']} | {r['objects']} | {_cell(r['build'])} | "
                          + " | ".join(_cell(r[s]) for s in STAGES)
                          + f" | {_cell(r['bake'])} | {100 * share:.0f} % | {_cell(r['first']['bake'])} | "
-                           f"{_cell(r['clear'])} |")
+                           f"{_cell(r['clear'])} ({_cell(r['clear update'])}) |")
         ok = [r for r in rs if "error" not in r]
-        fits = {s: slope([r["n"] for r in ok], [r[s] for r in ok]) for s in (*STAGES, "clear", "bake")}
-        lines += ["", f"log-log slopes over n ≥ {MIN_FIT}: " + ", ".join(f"{s} {v:.2f}" for s, v in fits.items()), "",
+        lines += ["", _slopes_line("log-log slopes", ok, lambda r: r), "",
                   "The same bakes in CPU seconds of the Blender process (`time.process_time`: on a shared machine it "
                   "moves less with the load than the wall clock; Blender's own threads count too):", "",
-                  "| n | read | simulate | write keys | detach | bake | simulate share | Clear Bake |", "|" + "---|" * 8]
+                  "| n | read | simulate | write keys | detach | scene update | bake | simulate share | "
+                  "Clear Bake (scene update) |", "|" + "---|" * 9]
         for r in ok:
             c = r["cpu"]
             lines.append(f"| {r['n']} | " + " | ".join(_cell(c[s]) for s in STAGES)
-                         + f" | {_cell(c['bake'])} | {100 * c['simulate'] / c['bake']:.0f} % | {_cell(c['clear'])} |")
-        cpu_fits = {s: slope([r["n"] for r in ok], [r["cpu"][s] for r in ok]) for s in (*STAGES, "clear", "bake")}
-        lines += ["", f"CPU log-log slopes over n ≥ {MIN_FIT}: "
-                  + ", ".join(f"{s} {v:.2f}" for s, v in cpu_fits.items()), ""]
+                         + f" | {_cell(c['bake'])} | {100 * c['simulate'] / c['bake']:.0f} % | {_cell(c['clear'])} "
+                           f"({_cell(c['clear update'])}) |")
+        lines += ["", _slopes_line("CPU log-log slopes", ok, lambda r: r["cpu"]), ""]
         checked = [r for r in ok if "round_trip_differences" in r]
         for r in checked:
             lines += [f"Round trip (bake, Clear Bake) at n = {r['n']}: {r['round_trip_differences']} differences "
@@ -408,7 +432,7 @@ def _plot(rows, path):
     for ax, rig in zip(axes[0], rigs):
         rs = [r for r in rows if r["rig"] == rig and "error" not in r]
         ns = np.array([r["n"] for r in rs], float)
-        for stage in (*STAGES, "clear", "bake"):
+        for stage in (*STAGES, "clear", "bake"):  # (Clear Bake with its scene update)
             ts = np.array([max(r[stage], 1e-5) for r in rs])
             ax.loglog(ns, ts, "o-", markersize=3, label=f"{stage} ({slope(ns, ts):.2f})")
         ax.set_title(f"{rig}: seconds (slope from n = {MIN_FIT})")
