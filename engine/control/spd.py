@@ -60,7 +60,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import kernel
-from ..algorithms._checks import as_q, as_v
+from ..algorithms._checks import as_q, as_v, overflow_error
 from ..algorithms.aba import aba_kernel
 from ..algorithms.crba import composite_inertia_matrix
 from ..algorithms.ltdl import ltdl_factor_kernel, ltdl_solve_kernel
@@ -112,11 +112,12 @@ def make_spd_workspace(model) -> SPDWorkspace:
 
 
 def spd_workspace(model) -> SPDWorkspace:
-    """The model's default SPD workspace, created on first use (not thread-safe, like ``model.data``)."""
-    sw = model.__dict__.get("_spd_workspace")
+    """The model's default SPD workspace for the calling thread, created on its first use there (as
+    ``model.data``)."""
+    mine = model._per_thread
+    sw = mine.spd
     if sw is None:
-        sw = make_spd_workspace(model)
-        model.__dict__["_spd_workspace"] = sw
+        sw = mine.spd = make_spd_workspace(model)
     return sw
 
 
@@ -394,6 +395,9 @@ def spd(model, q, qd, q_target, kp, kd, dt, tau_ext=None, method: str = "maba", 
     qdd = np.empty(model.nv)
     tau = np.empty(model.nv)
     spd_kernel(model.tree, spd_workspace(model), ctl, mid, q, qd, q_target, qd_target, tau_ext, qdd, tau)
+    if not (np.isfinite(qdd).all() and np.isfinite(tau).all()):
+        raise overflow_error("spd", "q̈ or τ", (("q", q), ("qd", qd), ("q_target", q_target), ("kp", ctl.kp),
+                                                ("kd", ctl.kd), ("tau_ext", tau_ext)))
     return qdd, tau
 
 
