@@ -136,6 +136,7 @@ def _rotation_matrix(rot, what: str) -> np.ndarray:
 
 MAX_LENGTH = 1e6   # m: positions beyond this (1000 km) are a unit mistake, and overflow the inertia algebra
 MAX_MASS = 1e15    # kg
+MAX_BODIES = 1_000_000  # per model: about a minute to build and a gigabyte of workspaces (docs/errors.md)
 
 
 def _vector3(x, what: str, bound: float = MAX_LENGTH) -> np.ndarray:
@@ -237,6 +238,8 @@ class ModelBuilder:
         """
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
+        if len(self._bodies) >= MAX_BODIES:
+            raise ModelError(f"body '{name}': a model has at most {MAX_BODIES:,} bodies")
         if name in self._names:
             raise ModelError(f"body '{name}': a body with this name already exists")
         where = f"body '{name}'"

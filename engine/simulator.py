@@ -13,8 +13,10 @@ from .algorithms._flat import flat_model
 from .errors import ModelError, SimulationError
 from .model import State
 from .scene import Scene
-from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_options, check_step_count
-from .solvers.stages.joint_limits import check_enforce_limits
+from .contact.handler import ContactHandler
+from .sim_checks import (DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_contact_method,
+                         check_options, check_stage_options, check_step_count, check_threads)
+from .solvers.stages.joint_limits import JointLimits, check_enforce_limits
 from .solvers.registry import SOLVERS, STEPPERS, check_option_names, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
 
 
@@ -101,10 +103,12 @@ class Simulator:
         self.dt = float(dt)
         self.state = State(scene.q0.copy(), scene.qd0.copy(), 0.0)
         self.stats = SimulationStats()
-        contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
-                   **options.pop("contact_options", {})}
+        contact = {"method": check_contact_method(options.pop("contact_method", "minv")),
+                   "threads": check_threads(options.pop("contact_threads", 1), "contact_threads"),
+                   **check_stage_options("contact_options", options.pop("contact_options", {}), ContactHandler,
+                                         ("method", "threads"))}
         enforce = check_enforce_limits(options.pop("enforce_limits", True))
-        limit_options = options.pop("limit_options", {})
+        limit_options = check_stage_options("limit_options", options.pop("limit_options", {}), JointLimits)
         self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact,
                                      limits=limit_options if enforce else None, **options)
         self._monitor = ConvergenceMonitor(getattr(self._stepper, "iterative", False), on_unconverged,

@@ -169,16 +169,17 @@ def load_urdf_string(text, *, floating_base: bool = False, source: str = "<strin
             raise URDFError(f"link '{j['child']}': child of two joints ('{parent_joint[j['child']]['name']}' and '{j['name']}')")
         parent_joint[j["child"]] = j
     roots = [name for name in links if name not in parent_joint]
-    # walk up from every link: a cycle never reaches a root (O(n): each link is settled once)
+    # walk up from every link: a cycle never reaches a root (O(n): each link is settled once, and the walk's
+    # own links are a dict, not a list searched at every step — a leaf-first file made that O(n²))
     reaches_root = set(roots)
     for name in links:
-        seen, cur = [], name
+        seen, cur = {}, name  # link → its place on this walk (insertion-ordered)
         while cur not in reaches_root:
             if cur in seen:
-                cyc = seen[seen.index(cur):]
+                cyc = list(seen)[seen[cur]:]
                 raise URDFError("cycle in the joint graph through links " + ", ".join("'%s'" % c for c in cyc)
                                 + " and joints " + ", ".join("'%s'" % parent_joint[c]["name"] for c in cyc))
-            seen.append(cur)
+            seen[cur] = len(seen)
             cur = parent_joint[cur]["parent"]
         reaches_root.update(seen)
     if len(roots) != 1:

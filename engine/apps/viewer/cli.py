@@ -79,9 +79,15 @@ def _check_args(args):
         raise UsageError("use one of --screenshot, --record, --benchmark, --save-scene at a time")
     if args.frames is not None and args.frames < 0:
         raise UsageError(f"--frames must be ≥ 0, got {args.frames}")
-    for out in (args.screenshot, args.record, args.save_scene):
-        if out and not Path(out).resolve().parent.is_dir():
-            raise UsageError(f"cannot write '{out}': folder '{Path(out).parent}' does not exist")
+    from ...errors import OutputPathError
+    from ...output_paths import output_file
+
+    for option, out in (("--screenshot", args.screenshot), ("--record", args.record), ("--save-scene", args.save_scene)):
+        if out:
+            try:
+                output_file(out, option)
+            except OutputPathError as err:
+                raise UsageError(str(err)) from None
     return _resolution(args.resolution)
 
 
