@@ -91,7 +91,9 @@ def check_stage_options(option: str, value, stage, set_elsewhere=()) -> dict:
         elif isinstance(default, str):
             if not isinstance(v, str):
                 raise SimulatorOptionError(f"Simulator option {name} must be a string, got {v!r}")
-        elif _real(v, name) < 0:
+        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+            raise SimulatorOptionError(f"Simulator option {name} must be a number, got {v!r} ({type(v).__name__})")
+        elif v < 0:
             raise SimulatorOptionError(f"Simulator option {name} must be ≥ 0, got {v!r}")
     return dict(value)
 

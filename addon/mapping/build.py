@@ -81,7 +81,8 @@ def _why_nothing_moves(objects) -> str:
 
 def _kind(ob) -> str:
     if ob.type != "MESH":
-        return f"a {ob.type.lower()}"
+        kind = ob.type.lower().replace("_", " ")
+        return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
     return "a passive rigid body" if ob.rigid_body is not None and ob.rigid_body.type == "PASSIVE" else "a mesh"
 
 
