@@ -95,13 +95,14 @@ class Simulator:
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
         check_option_names(solver, options, SIMULATOR_OPTIONS)
         dt = check_options(dt, options)
+        frozen = scene.finalize()  # (checks the scene's public arrays, which users may have written)
         check_closures_feasible(scene)
         on_unconverged = options.pop("on_unconverged", "warn")
         self.scene = scene
         self.model = scene.model
         self.solver = solver
         self.dt = float(dt)
-        self.state = State(scene.q0.copy(), scene.qd0.copy(), 0.0)
+        self.state = State(frozen.q0.copy(), frozen.qd0.copy(), 0.0)
         self.stats = SimulationStats()
         contact = {"method": check_contact_method(options.pop("contact_method", "minv")),
                    "threads": check_threads(options.pop("contact_threads", 1), "contact_threads"),
@@ -109,7 +110,7 @@ class Simulator:
                                          ("method", "threads"))}
         enforce = check_enforce_limits(options.pop("enforce_limits", True))
         limit_options = check_stage_options("limit_options", options.pop("limit_options", {}), JointLimits)
-        self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact,
+        self._stepper = make_stepper(solver, frozen, self.dt, contact=contact,
                                      limits=limit_options if enforce else None, **options)
         self._monitor = ConvergenceMonitor(getattr(self._stepper, "iterative", False), on_unconverged,
                                            options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", 1e-8))
