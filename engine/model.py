@@ -66,7 +66,7 @@ class PerThreadWorkspaces(threading.local):
     """A model's workspaces for the calling thread: ``model.data``, the algorithms' flat buffers
     (``algorithms._flat``) and SPD's (``control.spd``). The kernels release the GIL, so two threads
     computing in one workspace would overwrite each other's intermediate results; each thread builds
-    its own on first use (docs/threads.md)."""
+    its own on first use (docs/errors.md, "Threads")."""
 
     data = None
     flat = None

@@ -42,8 +42,8 @@ joint's child coordinates like ω; for the free root the SE(3) log of the
 target-to-current pose as a body twist [ω; v] (the inverse of the engine's
 exact SE(3) ``integrate``). Adding Δt q̇ in the tangent space is the same
 first-order prediction q(t + Δt) ≈ q + Δt q̇ that Eq. 4 makes, and keeps τ
-exactly linear in the error and q̇ as in Eq. 6. Quaternions in q̄ need not be
-normalised.
+exactly linear in the error and q̇ as in Eq. 6. Quaternions in q̄ must have unit
+length, as in q (docs/errors.md: one rule everywhere, nothing renormalised).
 
 Gains: K_p, K_d are diagonal (per dof, ≥ 0). A scalar applies to every dof
 except a floating base's six root dofs, which get ``root_kp`` / ``root_kd``
