@@ -25,6 +25,7 @@ BAKE_PREFIX = "RedMax bake"
 TRANSLATING = (engine.joints.PRISMATIC, engine.joints.FREE)  # bones keyed with location as well
 
 
+LONG_FRAME = 0.05  # s: a frame's substeps yield after this long (modal.SLICE), so that ESC acts inside a frame
 SPECULATIVE_SPEED = 10.0  # m/s: contacts are looked for this far ahead of a step (no tunnelling below it)
 
 
@@ -284,19 +285,25 @@ class BakeJob:
         return self.frame_end - self.sim_start + 1
 
     def steps(self):
-        """Generator: simulates one frame per ``next()`` and yields the fraction done."""
+        """Generator: simulates one frame per ``next()`` and yields the fraction done; a frame that takes longer
+        than ``LONG_FRAME`` s also yields between its substeps, so that ESC acts inside it."""
         for f in range(self.sim_start + 1, self.frame_end + 1):
-            t0 = time.perf_counter()
-            try:
-                if self.follow is None:
-                    self.sim.step(self.substeps)
-                else:  # targets move with the animation, substep by substep
-                    for k in range(1, self.substeps + 1):
-                        self.follow.set_targets(self.sim.scene, f - 1 - self.sim_start, k / self.substeps)
+            done = 0
+            while done < self.substeps:
+                t0 = time.perf_counter()
+                try:
+                    while done < self.substeps:
+                        if self.follow is not None:  # targets move with the animation, substep by substep
+                            self.follow.set_targets(self.sim.scene, f - 1 - self.sim_start, (done + 1) / self.substeps)
                         self.sim.step()
-            except engine.SimulationError as err:
-                raise BakeError(f"frame {f}: {err}") from None
-            self.seconds += time.perf_counter() - t0
+                        done += 1
+                        if time.perf_counter() - t0 > LONG_FRAME:
+                            break
+                except engine.SimulationError as err:
+                    raise BakeError(f"frame {f}: {err}") from None
+                self.seconds += time.perf_counter() - t0
+                if done < self.substeps:
+                    yield (f - 1 - self.sim_start + done / self.substeps) / (self.n_frames - 1)
             self.qs.append(self.sim.state.q.copy())
             yield (f - self.sim_start) / (self.n_frames - 1)
 

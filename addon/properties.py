@@ -15,6 +15,7 @@ from bpy.props import (
     StringProperty,
 )
 
+MAX_SUBSTEPS = 1000  # per frame: with more, a bake of a few hundred frames runs for hours (ESC still acts)
 SOLVER_ITEMS = [
     ("PCG", "PCG", "RedMax: projected block Jacobi preconditioned CG (fast for cables and springs)", 0),
     ("DIRECT", "Sparse direct", "RedMax with a sparse LDLᵀ factorization each step", 1),
@@ -152,8 +153,8 @@ class REDMAX_PG_saved(bpy.types.PropertyGroup):
 
 class REDMAX_PG_scene(bpy.types.PropertyGroup):
     solver: EnumProperty(name="Solver", items=SOLVER_ITEMS, default="PCG")  # type: ignore[valid-type]
-    substeps: IntProperty(name="Substeps", default=2, min=1, soft_max=64,  # type: ignore[valid-type]
-                          description="Simulation steps per animation frame")
+    substeps: IntProperty(name="Substeps", default=2, min=1, soft_max=64, max=MAX_SUBSTEPS,  # type: ignore[valid-type]
+                          description=f"Simulation steps per animation frame (1 … {MAX_SUBSTEPS})")
     density: FloatProperty(name="Density", default=1000.0, min=1e-6,  # type: ignore[valid-type]
                            description="kg/m³ for meshes without a Rigid Body mass")
     body_damping: FloatProperty(name="Air Damping", default=0.0, min=0.0,  # type: ignore[valid-type]

@@ -44,6 +44,12 @@ def _axis(x, what: str) -> np.ndarray:
     return v / n
 
 
+def _nonnegative(x: float, what: str, entry: str = "") -> None:
+    """The rule for stiffness, damping and body damping: a finite number ≥ 0 (negative damping adds energy)."""
+    if not (np.isfinite(x) and x >= 0):
+        raise ModelError(f"{what} must be ≥ 0, got {x:g}" + (f" ({entry})" if entry else ""))
+
+
 def _copied(value):
     """A deep copy of a closure's or load's field (arrays and tuples of them copied, numbers and strings shared),
     without ``copy.deepcopy``'s generic walk: ``Scene.finalize`` copies these for every Simulator built."""
@@ -269,8 +275,8 @@ class Scene:
             raise ModelError(f"joint spring: no joint named '{joint}'") from None
         stiffness = _scalar(stiffness, f"joint spring on '{joint}': stiffness")
         damping = _scalar(damping, f"joint spring on '{joint}': damping")
-        if stiffness < 0 or damping < 0 or not np.isfinite(stiffness + damping):
-            raise ModelError(f"joint spring on '{joint}': stiffness and damping must be ≥ 0")
+        for label, x in (("stiffness", stiffness), ("damping", damping)):
+            _nonnegative(x, f"joint spring on '{joint}': {label}")
         vs = self.model.v_slice(joint)
         self.joint_stiffness[vs] = stiffness
         self.joint_damping[vs] = damping
@@ -295,9 +301,7 @@ class Scene:
 
     def set_body_damping(self, coefficient: float, body=None) -> None:
         """Viscous damping D_m = d·I on each body's twist (one body, or all when body is None)."""
-        d = _scalar(coefficient, "body damping")
-        if d < 0 or not np.isfinite(d):
-            raise ModelError(f"body damping must be ≥ 0, got {coefficient}")
+        _nonnegative(_scalar(coefficient, "body damping"), "body damping")
         if body is None:
             self.body_damping[:] = coefficient
         else:
@@ -345,13 +349,14 @@ class Scene:
     def set_pair(self, index: int, *, stiffness=None, damping=None, rest_length=None) -> None:
         """Change spring/cable/damper ``index``: stiffness (N/m), damping (N·s/m), rest length (m).
         Simulators copy the pairs when they are created, so this affects simulators made afterwards."""
-        if not 0 <= index < len(self._pairs):
-            raise ModelError(f"pair {index}: no such spring or cable (the scene has {len(self._pairs)})")
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
+                or not 0 <= index < len(self._pairs):
+            raise ModelError(f"pair {index!r}: no such spring or cable (the scene has {len(self._pairs)})")
         a, b, la, lb, k, d, rest, tension_only = self._pairs[index]
         what = f"spring/cable '{self.pair_names[index]}'"
         for label, v in (("stiffness", stiffness), ("damping", damping), ("rest length", rest_length)):
-            if v is not None and (not np.isfinite(v) or v < 0):
-                raise ModelError(f"{what}: {label} must be ≥ 0, got {v}")
+            if v is not None:
+                _nonnegative(_scalar(v, f"{what}: {label}"), f"{what}: {label}")
         self._pairs[index] = (a, b, la, lb, k if stiffness is None else float(stiffness),
                               d if damping is None else float(damping), rest if rest_length is None else float(rest_length),
                               tension_only)
@@ -472,7 +477,10 @@ class Scene:
                 np.array([i[2] for i in items], float).reshape(m, 3))
 
     def finalize(self) -> FrozenScene:
-        """The scene as steppers are built from it: a snapshot whose later edits here do not reach them."""
+        """The scene as steppers are built from it: a snapshot whose later edits here do not reach them.
+        Its public arrays (q0, qd0, joint_rest, joint_stiffness, joint_damping, body_damping), which users may
+        write, are checked here by the rules of the methods that set them (docs/errors.md)."""
+        self.check_arrays()
         return FrozenScene(
             self.model, self.name, self.q0.copy(), self.qd0.copy(), self.joint_rest.copy(),
             self.joint_stiffness.copy(), self.joint_damping.copy(), self.body_damping.copy(),
@@ -481,6 +489,30 @@ class Scene:
             None if self.contact_bodies is None else list(self.contact_bodies),
             None if self.body_contact is None else copy.deepcopy(self.body_contact), dict(self.metadata),
             tuple(self.pair_names), self.pair_arrays())
+
+    def check_arrays(self) -> None:
+        """ModelError naming the entry of the first of the scene's writable arrays that breaks the rule its
+        setter applies: q0, joint_rest finite with unit quaternions; qd0 finite; joint stiffness and damping
+        and body damping finite and ≥ 0, no stiffness on a free joint."""
+        model, where = self.model, f"scene '{self.name}'"
+        self.q0 = as_q(model, self.q0, f"{where}: q0")
+        self.qd0 = as_v(model, self.qd0, f"{where}: qd0")
+        self.joint_rest = as_q(model, self.joint_rest, f"{where}: joint_rest")
+        for label, array, size, names in (("stiffness", "joint_stiffness", model.nv, None),
+                                          ("damping", "joint_damping", model.nv, None),
+                                          ("body damping", "body_damping", model.n_bodies, model.body_names)):
+            values = _floats(getattr(self, array), f"{where}: {array}")
+            if values.shape != (size,):
+                raise ModelError(f"{where}: {array} must have shape ({size},), got {values.shape}")
+            for k in np.flatnonzero(~(values >= 0.0) | ~np.isfinite(values))[:1]:
+                owner = (f"joint spring on '{model.joint_names[model.dof_body[k]]}': {label}" if names is None
+                         else f"{label} on body '{names[k]}'")
+                _nonnegative(values[k], owner, f"scene.{array}[{k}]")
+            setattr(self, array, values)
+        free = np.flatnonzero((model.joint_type[model.dof_body] == J.FREE) & (self.joint_stiffness != 0.0))
+        if len(free):
+            raise ModelError(f"joint spring on '{model.joint_names[model.dof_body[free[0]]]}': free joints take no "
+                             f"stiffness (scene.joint_stiffness[{free[0]}] = {self.joint_stiffness[free[0]]:g})")
 
     def control(self, t: float) -> Control:
         """What a step starting at time t (s) reads from the scene's time-varying parts: the joint

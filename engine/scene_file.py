@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from . import joints as J
-from .errors import ModelError, SceneFileError
+from .errors import ModelError, OutputPathError, SceneFileError
 from .model import ModelBuilder
+from .output_paths import output_file
 from .scene import LOOP_KINDS, WORLD, LoopClosure, Scene
 
 FORMAT = "redmax-scene"
@@ -119,9 +120,14 @@ def scene_to_dict(scene: Scene) -> dict:
 
 
 def save_scene(scene: Scene, path) -> Path:
-    """Write ``scene`` as a JSON scene file; returns the path."""
-    path = Path(path)
-    path.write_text(json.dumps(scene_to_dict(scene), indent=1) + "\n", encoding="utf-8")
+    """Write ``scene`` as a JSON scene file; returns the path. OutputPathError (an OSError, one line) when the
+    path cannot be written."""
+    path = output_file(path, "scene file")
+    text = json.dumps(scene_to_dict(scene), indent=1) + "\n"  # (all of it before the file is opened)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise OutputPathError(f"cannot write scene file '{path}': {err.strerror or err}") from None
     return path
 
 

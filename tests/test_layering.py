@@ -15,7 +15,7 @@ MAX_LINES = 600
 # a module no layer names (a new top-level tool) belongs to the top layer, "apps"
 LAYERS = (
     ("core", ("engine._jit", "engine.errors", "engine.geometry", "engine.spatial", "engine.joints",
-              "engine.conjugate_gradient")),
+              "engine.conjugate_gradient", "engine.output_paths")),
     ("model", ("engine.model", "engine.algorithms", "engine.integrators", "engine.energy", "engine.random_tree",
                "engine.urdf")),
     ("parts", ("engine.forces", "engine.contact", "engine.maximal", "engine.control")),

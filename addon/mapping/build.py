@@ -31,7 +31,7 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
     springs: list[tuple] = []
     add_rigid_objects(b, bscene, objects, settings.density, depsgraph, closures, springs)
     if not b.targets:
-        raise MappingError("nothing to simulate: no simulated armature, rigid body constraint or active rigid body")
+        raise MappingError(f"nothing to simulate: {_why_nothing_moves(objects)}")
     model = b.mb.finalize()
     scene = engine.Scene(model, name=bscene.name)
     for body, k, d, what in b.joint_springs:
@@ -64,6 +64,26 @@ def build_scene(bscene, depsgraph, objects=None) -> Mapping:
     m = Mapping(scene, targets, np.zeros((model.n_bodies, 4, 4)))
     m.offsets = np.linalg.inv(m.link_frames(scene.q0)) @ np.array([t.world0 for t in targets])
     return m
+
+
+def _why_nothing_moves(objects) -> str:
+    """Why ``build`` found no body: the first enabled Rigid Body Constraint and its ends, none of which moves
+    (a curve, an empty, a mesh without an active rigid body), or that there is no such constraint either."""
+    for h in objects:
+        c = h.rigid_body_constraint
+        ends = [o for o in (c.object1, c.object2) if o is not None] if c is not None and c.enabled else []
+        if ends:
+            kinds = ", ".join(f"'{o.name}' ({_kind(o)})" for o in ends)
+            return (f"the rigid body constraint on '{h.name}' joins {kinds}, and none of them moves: only meshes "
+                    "move (give one an active rigid body or turn on Simulate; convert a curve to a mesh)")
+    return "no simulated armature, rigid body constraint or active rigid body"
+
+
+def _kind(ob) -> str:
+    if ob.type != "MESH":
+        kind = ob.type.lower().replace("_", " ")
+        return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+    return "a passive rigid body" if ob.rigid_body is not None and ob.rigid_body.type == "PASSIVE" else "a mesh"
 
 
 def scene_facts(bscene, rig=LiveRig) -> dict:
