@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .algorithms._checks import as_q, as_v
+from .breaking import BreakWatch, scene_with_free_joint, scene_without_closure
 from .errors import SimulationError
 from .model import State
 from .scene import Scene
@@ -93,8 +94,11 @@ class Simulator:
                    **options.pop("contact_options", {})}
         enforce = check_enforce_limits(options.pop("enforce_limits", True))
         limit_options = options.pop("limit_options", {})
-        self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact,
-                                     limits=limit_options if enforce else None, **options)
+        self._make = lambda sc: make_stepper(solver, sc.finalize(), self.dt, contact=contact,
+                                             limits=limit_options if enforce else None, **options)
+        self._stepper = self._make(scene)
+        self._breaks = BreakWatch(scene, self.dt)
+        self.broken: list = []  # (t, name) of each joint or loop closure that broke (``Scene.set_breakable``)
         self._monitor = ConvergenceMonitor(getattr(self._stepper, "iterative", False), on_unconverged,
                                            options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", 1e-8))
 
@@ -117,7 +121,7 @@ class Simulator:
             for controller in self.scene.controllers:
                 controller(self.scene, s.t)
             try:
-                new = stepper.step(s, self.scene.control(s.t))
+                new = stepper.step(s, self.scene.control(s.t, s))
             except np.linalg.LinAlgError as err:  # LAPACK on non-finite values: a divergence inside the step
                 self._check_input(s)
                 raise SimulationError(f"simulation diverged at step {stats.steps + 1} (t = {s.t + self.dt:.4f} s): "
@@ -130,8 +134,29 @@ class Simulator:
             stats.total_iterations.append(stepper.stats.total_iterations)
             stats.constraint_error = stepper.stats.constraint_error
             stats.solve_seconds += stepper.stats.solve_seconds
+            if self._breaks:
+                broken = self._breaks.check(stepper, s, new)
+                if broken:
+                    self._break(broken)
+                    stepper = self._stepper
         stats.wall_seconds += time.perf_counter() - t0
         return self.state
+
+    def _break(self, broken) -> None:
+        """Break ``broken`` (``Breakable``s) after the step just taken: a new scene (joints freed, closures
+        dropped) and a new stepper for it, the state carried over (``engine.breaking``)."""
+        scene, state = self.scene, self.state
+        q, qd = state.q, state.qd
+        for b in broken:
+            if b.kind == "joint":
+                scene, q, qd = scene_with_free_joint(scene, b.name, q, qd)
+            else:
+                scene = scene_without_closure(scene, b.name)
+            self.broken.append((state.t, b.name))
+        self.scene, self.model = scene, scene.model
+        self.state = State(q, qd, state.t)
+        self._stepper = self._make(scene)
+        self._breaks = BreakWatch(scene, self.dt)
 
     def _check_input(self, start: State) -> None:
         """A start state set from outside (``sim.state.q[k] = nan``) is the caller's input, not a divergence:
