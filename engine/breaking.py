@@ -19,6 +19,7 @@ A broken joint becomes a free joint: same bodies, same order, the child's world 
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def scene_with_free_joint(scene, name: str, q, qd):
     new.joint_stiffness = remap(scene.joint_stiffness, new_model.nv, model.v_slice, new_model.v_slice, 0.0)
     new.joint_damping = remap(scene.joint_damping, new_model.nv, model.v_slice, new_model.v_slice, 0.0)
     new.joint_rest = remap(scene.joint_rest, new_model.nq, model.q_slice, new_model.q_slice, q_new)
-    new.prescribed = [type(pr)(pr.joint, new_model.joint_index(pr.joint), pr.motion, pr.until)
+    new.prescribed = [dataclasses.replace(pr, index=new_model.joint_index(pr.joint))
                       for pr in scene.prescribed if pr.joint != name]
     new.breakable = [b for b in scene.breakable if b.name != name]
     return new, q_new, qd_new

@@ -31,7 +31,8 @@ MOTOR_KINDS = ("angular", "linear")
 
 @dataclass
 class Prescription:
-    """Joint ``joint`` (index ``index``) follows ``motion(t)`` (its q̄, (nq_j,)) until time ``until`` (s)."""
+    """Joint ``joint`` (index ``index``) follows ``motion(t)`` (its q̄, (nq_j,)) until time ``until`` (s), then
+    moves freely from the velocity of its last prescribed step."""
 
     joint: str
     index: int

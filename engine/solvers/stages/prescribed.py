@@ -8,8 +8,8 @@ i.e. G_p q̇⁺ = b_p with G_p the unit rows of its dofs: the known motion enter
 constraints beside the loop closures (the RedMax steppers append them to the closures' G of Eq. 2.42 and to
 the post-stabilization; the explicit stepper projects ABA's q̇ with M⁻¹). With q⁺ = q ⊕ h q̇⁺ the joint is
 then exactly on q̄ at the end of every step, whatever forces the rest of the tree puts on it; the row
-impulses are what the world must apply to move it so. After ``until`` the joint moves freely (with the
-velocity it had).
+impulses are what the world must apply to move it so. After ``until`` the joint moves freely, from the
+velocity of its last prescribed step.
 
 ``project(v, W, ...)`` imposes the rows on a velocity in the metric W (W = M̃⁻¹ or M⁻¹): the exact
 solution of the step's linear system with these equality rows (Gauss's principle for impulses), used by the
@@ -54,7 +54,8 @@ class PrescribedMotion:
         """(dofs, C): the position error q ⊖ q̄(t) of the joints prescribed at t, per dof (for the
         post-stabilization, whose Newton steps then keep them on q̄)."""
         dofs, errs = [], []
-        for j, qs, vs, jt, motion, _ in self._active(t - self.dt):
+        start = t - self.dt
+        for j, qs, vs, jt, motion, _ in self._active(start):
             target = np.asarray(motion(t), float)
             dofs.extend(range(vs.start, vs.stop))
             errs.extend(-J.difference(jt, q[qs], target))
