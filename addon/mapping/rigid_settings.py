@@ -18,6 +18,7 @@ import math
 
 from .common import WORLD, matrix, rigid_part
 from .constraint_joints import locked_offsets
+from .settings import DEACTIVATION_SETTINGS, ui_names
 
 STOP_RATE = 1e6  # 1/s: Damping 1 stops a body every step
 
@@ -35,7 +36,7 @@ def body_settings(b, ob) -> None:
     if rb.linear_damping > 0 or rb.angular_damping > 0:
         b.decay[ob.name] = (decay_rate(rb.linear_damping), decay_rate(rb.angular_damping))
     if rb.use_deactivation:
-        b.ignore(f"object '{ob.name}'", "Deactivation (Enable Deactivation, Linear/Angular Velocity thresholds)",
+        b.ignore(f"object '{ob.name}'", f"Deactivation ({ui_names('RigidBodyObject', DEACTIVATION_SETTINGS)})",
                  "RedMax does not put slow bodies to sleep: they keep moving where Bullet would freeze them")
     locks = [f"{kind} {'XYZ'[i]}" for kind, flags in (("Location", ob.lock_location), ("Rotation", ob.lock_rotation))
              for i, on in enumerate(flags) if on]
@@ -59,7 +60,7 @@ def constraint_settings(b, host, child: str, parent_ob) -> None:
 def other_settings(b, c, what: str) -> None:
     """Settings of any Rigid Body Constraint ``c`` (joint, closure or motor) that the bake does not honour."""
     if c.use_override_solver_iterations:
-        b.ignore(what, "Override Iterations",
+        b.ignore(what, ui_names("RigidBodyConstraint", ["use_override_solver_iterations", "solver_iterations"]),
                  "RedMax solves constraints exactly each step, not by a number of iterations")
     offsets = locked_offsets(c)
     if offsets:

@@ -8,6 +8,8 @@ not honour; ``scan`` names the ignored settings of every rigid body, constraint 
 """
 from __future__ import annotations
 
+import bpy
+
 from .fields import KINDS as FIELD_KINDS
 from .fields import field_objects
 
@@ -95,6 +97,15 @@ IGNORED = {
     },
 }
 BLENDER_DEFAULTS = {("RigidBodyWorld", "solver_iterations"): 10}
+COLLISION_SETTINGS = ("collision_shape", "mesh_source", "use_deform", "friction", "restitution", "use_margin",
+                      "collision_margin", "collision_collections")
+DEACTIVATION_SETTINGS = ("use_deactivation", "deactivate_linear_velocity", "deactivate_angular_velocity")
+
+
+def ui_names(struct: str, keys) -> str:
+    """The names Blender's panels show for the properties ``keys`` of RNA struct ``struct``, joined."""
+    props = getattr(bpy.types, struct).bl_rna.properties
+    return ", ".join(props[k].name for k in keys)
 
 
 def world_settings(b, bscene) -> tuple:
@@ -108,9 +119,11 @@ def world_settings(b, bscene) -> tuple:
     ew = w.effector_weights
     gravity = tuple(g * ew.gravity * ew.all for g in gravity)
     if w.solver_iterations != BLENDER_DEFAULTS[("RigidBodyWorld", "solver_iterations")]:
-        b.ignore("rigid body world", "Solver Iterations", IGNORED["RigidBodyWorld"]["solver_iterations"])
+        b.ignore("rigid body world", ui_names("RigidBodyWorld", ["solver_iterations"]),
+                 IGNORED["RigidBodyWorld"]["solver_iterations"])
     if w.use_split_impulse:
-        b.ignore("rigid body world", "Split Impulse", IGNORED["RigidBodyWorld"]["use_split_impulse"])
+        b.ignore("rigid body world", ui_names("RigidBodyWorld", ["use_split_impulse"]),
+                 IGNORED["RigidBodyWorld"]["use_split_impulse"])
     return gravity, float(w.time_scale) / fps
 
 
@@ -119,11 +132,11 @@ def scan(b, bscene, objects) -> None:
     ``world_settings``; the per-body ones that depend on the mapping in ``rigid_settings``)."""
     collide = [ob for ob in objects if ob.rigid_body is not None]
     if len(collide) > 1:
-        b.ignore(f"{len(collide)} rigid bodies", "Collisions (Shape, Source, Deforming, Friction, Bounciness, "
-                 "Margin, Collision Collections)", COLLISIONS + "bodies pass through each other")
+        b.ignore(f"{len(collide)} rigid bodies", f"Collisions ({ui_names('RigidBodyObject', COLLISION_SETTINGS)})",
+                 COLLISIONS + "bodies pass through each other")
     for ob in field_objects(bscene):
         f = ob.field
         if f.type in FIELD_KINDS:
             for key in IGNORED["FieldSettings"]:
                 if getattr(f, key):
-                    b.ignore(f"force field '{ob.name}'", f.bl_rna.properties[key].name, IGNORED["FieldSettings"][key])
+                    b.ignore(f"force field '{ob.name}'", ui_names("FieldSettings", [key]), IGNORED["FieldSettings"][key])
