@@ -100,7 +100,8 @@ class Follow:
                           for a, b in zip(s[:-1], s[1:])]).reshape(-1, model.nv) / self.frame_time
         self._velocity = (np.concatenate([steps[:1], 0.5 * (steps[:-1] + steps[1:]), steps[-1:]])
                           if len(steps) else np.zeros((len(s), model.nv)))
-        self._scene_model, self._slices = None, []
+        self._scene_model = None
+        self._slices: list = []  # (q slice here, q slice in the simulated scene's model) per followed joint
 
     def configure(self, scene) -> None:
         """Add the tracking springs (replacing a bone's own joint spring) at the first frame's targets."""

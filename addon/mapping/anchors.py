@@ -114,8 +114,8 @@ class Timeline:
 
 
 def still(frame_time: float = 1.0) -> Timeline:
-    """A timeline of one frame (the current one): every anchor holds its pose (Scene Summary, live preview)."""
-    return Timeline([bpy.context.scene.frame_current], frame_time)
+    """A timeline of one frame: every anchor holds its pose as it is now (Scene Summary, live preview)."""
+    return Timeline([0], frame_time)
 
 
 def anchor_keys(bscene, objects) -> list:
@@ -193,11 +193,10 @@ def add_anchor(b, ob, bone, timeline, mass_properties) -> str:
     poses = timeline.poses.get((ob.name, bone))
     if poses is None or len(poses) == 0 or (ob.rigid_body is not None and not ob.rigid_body.kinematic):
         poses = W0[None]  # (Bullet holds a body with Dynamic off where it is, whatever its animation says)
-    samples = []
-    for W in poses:
+    samples = np.empty((len(poses), 7))
+    for k, W in enumerate(poses):
         R, p = rigid_part(W)
-        samples.append(np.concatenate([R0.T @ (p - p0), engine.joints.matrix_to_quat(R0.T @ R)]))
-    samples = np.array(samples)
+        samples[k] = np.concatenate([R0.T @ (p - p0), engine.joints.matrix_to_quat(R0.T @ R)])
     for k in range(1, len(samples)):  # one hemisphere, so the interpolation takes the short way
         if samples[k, 3:] @ samples[k - 1, 3:] < 0:
             samples[k, 3:] *= -1
