@@ -287,7 +287,11 @@ class REDMAX_OT_export_scene(bpy.types.Operator, ExportHelper):  # type: ignore[
         except mapping.MappingError as err:
             self.report({"ERROR"}, f"RedMax export failed: {err}")
             return {"CANCELLED"}
-        path = engine.save_scene(m.scene, self.filepath)
+        try:
+            path = engine.save_scene(m.scene, self.filepath)
+        except engine.SceneFileError as err:  # (moving anchors, motors, breakables and fields stay in Blender)
+            self.report({"ERROR"}, f"RedMax export failed: {err}")
+            return {"CANCELLED"}
         for w in m.warnings:
             self.report({"WARNING"}, w)
         self.report({"INFO"}, f"RedMax: scene written to {path} ({m.scene.model.n_bodies} bodies)")

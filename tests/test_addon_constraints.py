@@ -262,3 +262,22 @@ def test_a_generic_spring_bobs_as_in_blender(ctx, spring_type, damping):
     err = np.abs(baked - blender).max()
     print(f"GENERIC_SPRING {spring_type} damping {damping}: baked − Bullet up to {err:.4f} m of {travel:.3f} m")
     assert err < 0.02 * travel
+
+
+def test_a_slide_that_closes_a_loop_is_refused_by_name_and_leaves_the_scene_as_it_was(ctx):
+    """A block hinged to a post and also held by a PISTON to it (a loop through a slide): no loop closure has
+    a slide's freedom, so the bake refuses it, naming the constraint, and changes nothing."""
+    from blender_rigs import differences, scene_snapshot
+
+    scene = ctx.scene
+    scene.frame_start, scene.frame_end = 1, 10
+    post = artist_cube("post", 0.2, (0, 0, 0), "PASSIVE")
+    block = artist_cube("block", 0.2, (0, 0.5, 0), "ACTIVE")
+    artist_constraint("hinge", "HINGE", post, block, (0, 0.25, 0))
+    artist_constraint("piston", "PISTON", post, block, (0, 0.25, 0))
+    ctx.view_layer.update()
+    before = scene_snapshot(scene, list(scene.objects))
+    with pytest.raises(RuntimeError, match="rigid body constraint on 'piston': closes a loop, which a PISTON"):
+        bpy.ops.redmax.bake()
+    after = scene_snapshot(scene, list(scene.objects))
+    assert before == after, differences(before, after)
