@@ -14,7 +14,8 @@ MAX_LINES = 600
 # lowest first; a module belongs to the layer of the longest prefix it matches (a module or a package);
 # a module no layer names (a new top-level tool) belongs to the top layer, "apps"
 LAYERS = (
-    ("core", ("engine._jit", "engine.errors", "engine.geometry", "engine.spatial", "engine.joints")),
+    ("core", ("engine._jit", "engine.errors", "engine.geometry", "engine.spatial", "engine.joints",
+              "engine.conjugate_gradient")),
     ("model", ("engine.model", "engine.algorithms", "engine.integrators", "engine.energy", "engine.random_tree",
                "engine.urdf")),
     ("parts", ("engine.forces", "engine.contact", "engine.maximal", "engine.control")),
