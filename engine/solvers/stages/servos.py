@@ -7,7 +7,8 @@ closures and prescribed rows), the stage finds impulses λ with
 
     v⁺ = v* + W' Gᵀ λ,   |λ_i| ≤ F_i h,   and row i of G v⁺ = target_i wherever |λ_i| < F_i h,
 
-by projected Gauss–Seidel on G W' Gᵀ (a box LCP, as a friction row). W = M̃⁻¹ is the step's own metric
+by the engine's projected Gauss–Seidel (``contact.pgs.pgs_kernel``, bounded rows) on G W' Gᵀ (a box LCP, as a
+friction row). W = M̃⁻¹ is the step's own metric
 (M + h D + h² K of the RedMax step, M for the explicit one, by the Θ(n²) inverse); W' = W − W Cᵀ (C W Cᵀ)⁺ C W
 keeps the rows C of the loop closures and prescribed joints as their solve left them. Since the RedMax step
 is linear in q̇⁺, adding the motor impulse after its solve is the same as solving the motor row with it: the
@@ -20,30 +21,10 @@ import numpy as np
 
 from ...algorithms.kinematics import joint_pass, world_pass
 from ...algorithms.minv import minv
+from ...contact.pgs import pgs_kernel
 from .loop_closures import constraint_jacobian
 
 SWEEPS = 200
-
-
-def box_pgs(A, u, target, lo, hi, sweeps=SWEEPS, tol=1e-12):
-    """λ (m,) with lo ≤ λ ≤ hi and (u + A λ)_i = target_i unless λ_i is at a bound (A symmetric PSD)."""
-    m = len(target)
-    lam = np.zeros(m)
-    r = u.copy()
-    for _ in range(sweeps):
-        change = 0.0
-        for i in range(m):
-            if A[i, i] <= 0.0:
-                continue
-            new = min(hi[i], max(lo[i], lam[i] - (r[i] - target[i]) / A[i, i]))
-            d = new - lam[i]
-            if d != 0.0:
-                r += A[:, i] * d
-                lam[i] = new
-                change = max(change, abs(d))
-        if change <= tol * max(1.0, np.abs(lam).max(initial=0.0)):
-            break
-    return lam
 
 
 class Servos:
@@ -95,6 +76,7 @@ class Servos:
         A = 0.5 * (G @ WGt + (G @ WGt).T)
         bound = np.array([m.max_force * self.dt for m in self.motors])
         target = np.array([m.target_velocity for m in self.motors])
-        lam = box_pgs(A, G @ v, target, -bound, bound)
+        lam = np.zeros(len(target))
+        pgs_kernel(np.ascontiguousarray(A), G @ v, target, bound, lam, SWEEPS, 1e-12, 0.0, 1)  # (the one PGS)
         self.last_impulses = lam
         return v + WGt @ lam
