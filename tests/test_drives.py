@@ -349,3 +349,25 @@ def test_a_scene_file_keeps_the_velocity_decay_and_refuses_what_it_cannot_hold(t
     sc.prescribe("l0_joint", lambda t: np.array([0.1 * t]))
     with pytest.raises(SceneFileError, match="cannot hold its prescribed joints"):
         engine.save_scene(sc, tmp_path / "prescribed.json")
+
+
+def test_a_breakable_loop_closure_is_dropped_when_its_row_impulse_passes_the_threshold():
+    """A pendulum held up by a point closure to the world at its tip (a loop); a growing pull on the bob: the
+    closure breaks (its rows' impulses, the RedMax solve's multipliers) and the pendulum swings down."""
+    b = engine.ModelBuilder()
+    b.add_body("arm", joint="revolute", axis=(1, 0, 0), com=(0, 0.5, 0), mass=1.0)
+    sc = engine.Scene(b.finalize())
+    sc.add_loop_closure("arm", "world", (0, 1.0, 0), kind="point", name="prop")
+    sc.add_point_force("arm", (0, 1.0, 0), (0, 0, 0))
+    sc.add_controller(lambda scene, t: scene.set_point_force(0, (0, 0, -20.0 * t)))
+    sc.set_breakable("prop", threshold=30.0 / 240, interval=1 / 240)  # 30 N
+    sim = engine.Simulator(sc, "pcg", dt=1 / 240)
+    for _ in range(480):
+        sim.step()
+        if sim.broken:
+            break
+    assert [name for _, name in sim.broken] == ["prop"] and not sim.scene.loop_closures
+    # the prop carries half the weight and all the pull: 0.5 · 9.81 + 20 t = 30 N
+    assert abs(sim.broken[0][0] - (30.0 - 0.5 * 9.81) / 20.0) < 3 / 240
+    sim.step(60)
+    assert sim.state.q[0] < -0.2  # it swings down

@@ -177,9 +177,11 @@ def _sample_frames(bscene, tl, keys, poses, flags, samplers):
             sampler(k)
 
 
-def add_anchor(b, ob, bone, timeline, mass_properties) -> str:
+def add_anchor(b, ob, bone, timeline, mass_properties, shape_world=None) -> str:
     """Add the anchor body of ``ob`` (or its pose bone ``bone``) to builder ``b`` with its prescribed motion;
-    returns its body name. mass_properties: (mass, com world, inertia world) of a mesh that Blender releases."""
+    returns its body name. mass_properties: (mass, com world, inertia world) of a mesh that Blender releases.
+    shape_world: its collision shape (``common.Builder.add``) — the hook for moving colliders: a prescribed body
+    with a shape is one; the collision mapping passes it (None until collisions are mapped)."""
     name = f"{ob.name}:{bone}" if bone else ob.name
     if name in b.targets:
         return name
@@ -189,7 +191,7 @@ def add_anchor(b, ob, bone, timeline, mass_properties) -> str:
         EMPTY_MASS, p0, np.eye(3) * 0.4 * EMPTY_MASS * 0.05 ** 2)
     release = None if bone else timeline.release_time(ob.name)
     b.add(name, Target(name, ob, bone, W0, keyed=release is not None), WORLD, "free", R0, p0, (0, 0, 1),
-          mass, com, inertia)
+          mass, com, inertia, shape_world=shape_world)
     poses = timeline.poses.get((ob.name, bone))
     if poses is None or len(poses) == 0 or (ob.rigid_body is not None and not ob.rigid_body.kinematic):
         poses = W0[None]  # (Bullet holds a body with Dynamic off where it is, whatever its animation says)
