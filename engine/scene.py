@@ -285,7 +285,7 @@ class Scene(DrivesMixin):
         nv = vs.stop - vs.start
         values = []
         for label, x in (("stiffness", stiffness), ("damping", damping)):
-            if np.ndim(x) == 0:
+            if not isinstance(x, (list, tuple, np.ndarray)) or np.ndim(_floats(x, f"joint spring on '{joint}': {label}")) == 0:
                 values.append(np.full(nv, _scalar(x, f"joint spring on '{joint}': {label}")))
             else:
                 v = _floats(x, f"joint spring on '{joint}': {label}").reshape(-1)

@@ -213,11 +213,17 @@ class DrivesMixin:
         (world, initial configuration; default each body's link origin) and applied at each body's centre of
         mass. times (F,) s; origin, axis (3,) or (F, 3); the numbers of ``fields.PARAMETERS`` (a number or F
         numbers) and the flags of ``fields.ForceField`` (falloff_type, z_direction, frame_rate, …) as keywords."""
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"force field: name must be a non-empty string, got {name!r}")
         if any(f.name == name for f in self.force_fields):
             raise ModelError(f"force field '{name}': a field with this name already exists")
+        if not isinstance(bodies, (list, tuple)):
+            raise ModelError(f"force field '{name}': bodies must be a list of body names or indices, got {bodies!r}")
         idx = [self.body(b, f"force field '{name}'") for b in bodies]
         if any(b == WORLD for b in idx):
             raise ModelError(f"force field '{name}': pushes bodies, not the world")
+        if points is not None and (not isinstance(points, (list, tuple, np.ndarray)) or len(points) != len(idx)):
+            raise ModelError(f"force field '{name}': points must give one point per body, got {points!r}")
         pts = [np.zeros(3) for _ in idx] if points is None else [
             self._to_link(b, x, "world", f"force field '{name}'") for b, x in zip(idx, points)]
         coms = [self.model.body_com[b] for b in idx]

@@ -2,10 +2,12 @@
 motors against stable PD, breakable joints against statics and a tree rebuilt without changing any pose,
 velocity decay's D against the drag it models and finite differences, Blender's force fields against their
 formulas; solvers without these stages refuse them by name."""
+import copy
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy.integrate import solve_ivp
 
 import engine
@@ -371,3 +373,34 @@ def test_a_breakable_loop_closure_is_dropped_when_its_row_impulse_passes_the_thr
     assert abs(sim.broken[0][0] - (30.0 - 0.5 * 9.81) / 20.0) < 3 / 240
     sim.step(60)
     assert sim.state.q[0] < -0.2  # it swings down
+
+
+API_JUNK = [None, True, "x", [], [1, 2], {}, float("nan"), -1, 1e308, (0, 0, 0), (1, 0, 0, 0), [[1, 2], [3]]]
+DRIVE_CALLS = {  # method: (positional arguments, keyword arguments) of a valid call on _chain(2)'s scene
+    "prescribe": (("l0_joint", lambda t: np.array([0.1 * t])), {"until": 1.0}),
+    "add_motor": (("l0", "l1", (1, 0, 0)), {"target_velocity": 1.0, "max_force": 2.0, "kind": "angular"}),
+    "set_breakable": (("l1_joint", 1.0, 0.01), {}),
+    "set_velocity_decay": (("l1", 0.1, 0.2), {}),
+    "add_force_field": (("wind", "wind"), {"bodies": ["l1"], "shape": "plane", "strength": 24.0,
+                                           "origin": (0, 0, 1), "axis": (0, 1, 0)}),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(DRIVE_CALLS)), st.data())
+def test_drive_methods_fail_only_with_model_errors_naming_the_element(method, data):
+    """Junk in any argument of a drive method: a ModelError, never another exception."""
+    args, kwargs = DRIVE_CALLS[method]
+    args, kwargs = list(args), dict(kwargs)
+    slots = [("arg", k) for k in range(len(args))] + [("kw", k) for k in kwargs]
+    kind, key = data.draw(st.sampled_from(slots), label="slot")
+    junk = copy.deepcopy(data.draw(st.sampled_from(API_JUNK), label="junk"))
+    if kind == "arg":
+        args[key] = junk
+    else:
+        kwargs[key] = junk
+    sc = engine.Scene(_chain(2))
+    try:
+        getattr(sc, method)(*args, **kwargs)
+    except ModelError as e:
+        assert "'" in str(e) or ": " in str(e), str(e)  # (the element named, or "<element>: what is wrong")

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
+from ..model import _float_array
 
 FIELD_KINDS = ("force", "wind", "vortex", "harmonic", "turbulence", "drag")
 FIELD_SHAPES = ("point", "line", "plane")
@@ -97,12 +98,18 @@ def make_field(name, kind, shape, times, origins, axes, parameters: dict, bodies
         raise ModelError(f"{what}: kind must be one of {', '.join(FIELD_KINDS)}, got {kind!r}")
     if shape not in FIELD_SHAPES:
         raise ModelError(f"{what}: shape must be one of {', '.join(FIELD_SHAPES)}, got {shape!r}")
-    times = np.atleast_1d(np.asarray(times, float))
+    times = np.atleast_1d(_float_array(times, f"{what}: times"))
     F = len(times)
-    if F == 0 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
+    if times.ndim != 1 or F == 0 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
         raise ModelError(f"{what}: times must be finite and increasing")
-    origins = np.broadcast_to(np.asarray(origins, float), (F, 3)).copy()
-    axes = np.broadcast_to(np.asarray(axes, float), (F, 3)).copy()
+    try:
+        origins = np.broadcast_to(_float_array(origins, f"{what}: origin"), (F, 3)).copy()
+        axes = np.broadcast_to(_float_array(axes, f"{what}: axis"), (F, 3)).copy()
+    except ValueError as err:
+        if isinstance(err, ModelError):
+            raise
+        raise ModelError(f"{what}: origin and axis must be 3 numbers or {F} × 3, got shapes "
+                         f"{np.shape(origins)} and {np.shape(axes)}") from None
     norms = np.linalg.norm(axes, axis=1)
     if not (np.all(np.isfinite(origins)) and np.all(np.isfinite(axes)) and np.all(norms > 1e-12)):
         raise ModelError(f"{what}: origins and axes must be finite, the axes non-zero")
@@ -112,14 +119,26 @@ def make_field(name, kind, shape, times, origins, axes, parameters: dict, bodies
     for key, v in parameters.items():
         if key not in PARAMETERS:
             raise ModelError(f"{what}: unknown parameter {key!r}; expected one of {', '.join(PARAMETERS)}")
-        col = np.broadcast_to(np.asarray(v, float), (F,))
+        try:
+            col = np.broadcast_to(_float_array(v, f"{what}: {key}"), (F,))
+        except ValueError as err:
+            if isinstance(err, ModelError):
+                raise
+            raise ModelError(f"{what}: {key} must be a number or {F} numbers, got {v!r}") from None
         if not np.all(np.isfinite(col)):
             raise ModelError(f"{what}: {key} must be finite")
         values[:, PARAMETERS.index(key)] = col
+    known = ("falloff_type", "z_direction", "use_min_distance", "use_max_distance", "use_min_radius", "use_max_radius",
+             "gravitation", "global_coordinates", "seed", "frame_rate")
+    unknown = [k for k in flags if k not in known]
+    if unknown:
+        raise ModelError(f"{what}: unknown setting {unknown[0]!r}; expected one of {', '.join(PARAMETERS + known)}")
     for key, allowed in (("falloff_type", FALLOFF_TYPES), ("z_direction", Z_DIRECTIONS)):
         if key in flags and flags[key] not in allowed:
             raise ModelError(f"{what}: {key} must be one of {', '.join(allowed)}, got {flags[key]!r}")
-    rate = float(flags.pop("frame_rate", 24.0))
+    from ..model import _number
+
+    rate = _number(flags.pop("frame_rate", 24.0), f"{what}: frame_rate")
     if not (math.isfinite(rate) and rate > 0):
         raise ModelError(f"{what}: frame_rate must be > 0, got {rate}")
     bodies = np.asarray(bodies, np.int64).reshape(-1)
