@@ -26,12 +26,19 @@ def _summary_key(context):
     return bscene.name, s.selected_only, tuple(obs), items, world
 
 
+SUMMARY_SETTINGS = {  # what the summary's counts and its "ignored" list read of a rigid body or a constraint
+    "RigidBodyObject": ("enabled", "kinematic", "use_deactivation", "use_start_deactivated"),
+    "RigidBodyConstraint": ("use_override_solver_iterations", "spring_type", "use_breaking", "disable_collisions",
+                            "use_motor_lin", "use_motor_ang", *(f"use_limit_{k}_{a}" for k in ("lin", "ang")
+                                                               for a in "xyz")),
+}
+
+
 def _settings_key(struct) -> tuple:
-    """The values of a rigid body's or constraint's settings (what the summary's "ignored" list reads)."""
+    """The values of a rigid body's or constraint's settings that the Scene Summary depends on."""
     if struct is None:
         return ()
-    return tuple(getattr(struct, p.identifier) for p in struct.bl_rna.properties
-                 if p.type in ("BOOLEAN", "INT", "FLOAT", "ENUM") and not getattr(p, "is_array", False))
+    return tuple(getattr(struct, k) for k in SUMMARY_SETTINGS[struct.bl_rna.identifier])
 
 
 def scene_summary(context) -> dict:

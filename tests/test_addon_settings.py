@@ -95,3 +95,14 @@ def test_start_deactivated_is_named_where_the_bake_holds_the_body(ctx):
     ignored, text = _summary_text(ctx)
     assert any(e == "object 'bob'" and s == "Start Deactivated" for e, s, _ in ignored), text
     assert "bob" not in {t.object.name for t in mapping.build(ctx).targets}
+
+
+def test_the_panel_summary_follows_a_setting_as_it_changes(ctx):
+    """The N-panel's summary (cached between redraws) is recomputed when an ignored setting is switched."""
+    from addon import ui
+
+    top, bob = artist_pendulum()
+    bob.rigid_body.use_deactivation = False
+    assert not any(e == "object 'bob'" for e, _, _ in ui.scene_summary(ctx)["ignored"])
+    bob.rigid_body.use_deactivation = True
+    assert any(e == "object 'bob'" and "Deactivation" in s for e, s, _ in ui.scene_summary(ctx)["ignored"])
