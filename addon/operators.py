@@ -287,8 +287,8 @@ class REDMAX_OT_export_scene(bpy.types.Operator, ExportHelper):  # type: ignore[
             engine.output_file(self.filepath, "the export file")  # before the scene is mapped
             m = mapping.build(context)
             path = engine.save_scene(m.scene, self.filepath)
-        except (mapping.MappingError, OSError) as err:
-            self.report({"ERROR"}, f"RedMax export failed: {err}")
+        except (mapping.MappingError, engine.SceneFileError, OSError) as err:  # (moving anchors, motors, breakables
+            self.report({"ERROR"}, f"RedMax export failed: {err}")  # and fields stay in Blender)
             return {"CANCELLED"}
         for w in m.warnings:
             self.report({"WARNING"}, w)

@@ -45,6 +45,11 @@ CLOSURE_ITEMS = [
     ("UNIVERSAL", "Universal", "The points coincide and two axes stay perpendicular", 2),
     ("FIXED", "Fixed", "The bodies are welded together", 3),
 ]
+FOLLOW_GAIN_ITEMS = [
+    ("AUTO", "Automatic", "Every joint's kp and kd from the inertia it carries and the frame step: the same "
+                          "natural frequency and critical damping for a tail's base joint and its tip", 0),
+    ("MANUAL", "Per Bone", "Each bone's Follow Stiffness and Follow Damping", 1),
+]
 CONTACT_METHOD_ITEMS = [
     ("MINV", "M⁻¹ Propagation", "Contact-space inertia through the whole inverse inertia M⁻¹, by Θ(n²) "
                                 "impulse propagation", 0),
@@ -127,6 +132,8 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
                                                "(per-bone kp/kd) while reacting to gravity, cables and contacts")
     follow_scale: FloatProperty(name="Gain Scale", default=1.0, min=0.0, soft_max=100.0,  # type: ignore[valid-type]
                                 description="Multiplies every bone's follow kp and kd")
+    follow_gains: EnumProperty(name="Gains", items=FOLLOW_GAIN_ITEMS, default="AUTO",  # type: ignore[valid-type]
+                               description="How the follow controller's gains are chosen")
     collide: BoolProperty(name="Collide", default=True,  # type: ignore[valid-type]
                           description="This object's bounding box touches the ground plane (when ground contact "
                                       "is on)")

@@ -10,6 +10,7 @@ import numpy as np
 
 from .algorithms._checks import as_q, as_v, plain_vector, state_ok_flat
 from .algorithms._flat import flat_model
+from .breaking import BreakWatch, scene_with_free_joint, scene_without_closure
 from .errors import ModelError, SimulationError
 from .model import State
 from .scene import Scene
@@ -110,8 +111,11 @@ class Simulator:
                                          ("method", "threads"))}
         enforce = check_enforce_limits(options.pop("enforce_limits", True))
         limit_options = check_stage_options("limit_options", options.pop("limit_options", {}), JointLimits)
-        self._stepper = make_stepper(solver, frozen, self.dt, contact=contact,
-                                     limits=limit_options if enforce else None, **options)
+        self._make = lambda fs: make_stepper(solver, fs, self.dt, contact=contact,
+                                             limits=limit_options if enforce else None, **options)
+        self._stepper = self._make(frozen)
+        self._breaks = BreakWatch(scene, self.dt)
+        self.broken: list = []  # (t, name) of each joint or loop closure that broke (``Scene.set_breakable``)
         self._monitor = ConvergenceMonitor(getattr(self._stepper, "iterative", False), on_unconverged,
                                            options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", 1e-8))
 
@@ -135,7 +139,7 @@ class Simulator:
             s = self.state
             if type(s.t) is not float:
                 self.state = s = State(s.q, s.qd, _start_time(s.t))
-            control = self._control(s.t)
+            control = self._control(s.t, s)
             flat = self.model._per_thread.flat or flat_model(self.model)
             if not (plain_vector(s.q) and plain_vector(s.qd) and plain_vector(control.joint_rest)
                     and state_ok_flat(flat.ints, flat.floats, s.q, s.qd, control.joint_rest)):
@@ -153,20 +157,42 @@ class Simulator:
             stats.total_iterations.append(stepper.stats.total_iterations)
             stats.constraint_error = stepper.stats.constraint_error
             stats.solve_seconds += stepper.stats.solve_seconds
+            if self._breaks:
+                broken = self._breaks.check(stepper, s, new)
+                if broken:
+                    self._break(broken)
+                    stepper = self._stepper
         stats.wall_seconds += time.perf_counter() - t0
         return self.state
 
-    def _control(self, t: float):
-        """The scene's control at t, after its controllers ran (under a lock, with a private joint_rest, when
-        there are controllers: another thread's Simulator of the same scene runs them for its own t)."""
+    def _control(self, t: float, state: State):
+        """The scene's control at t (force fields at ``state``), after its controllers ran (under a lock, with a
+        private joint_rest, when there are controllers: another thread's Simulator of the same scene runs them
+        for its own t)."""
         scene = self.scene
         if not scene.controllers:
-            return scene.control(t)
+            return scene.control(t, state)
         with _CONTROLLERS:
             for controller in scene.controllers:
                 controller(scene, t)
-            control = scene.control(t)
+            control = scene.control(t, state)
             return control._replace(joint_rest=np.array(control.joint_rest, dtype=float))
+
+    def _break(self, broken) -> None:
+        """Break ``broken`` (``Breakable``s) after the step just taken: a new scene (joints freed, closures
+        dropped) and a new stepper for it, the state carried over (``engine.breaking``)."""
+        scene, state = self.scene, self.state
+        q, qd = state.q, state.qd
+        for b in broken:
+            if b.kind == "joint":
+                scene, q, qd = scene_with_free_joint(scene, b.name, q, qd)
+            else:
+                scene = scene_without_closure(scene, b.name)
+            self.broken.append((state.t, b.name))
+        self.scene, self.model = scene, scene.model
+        self.state = State(q, qd, state.t)
+        self._stepper = self._make(scene.finalize())
+        self._breaks = BreakWatch(scene, self.dt)
 
     def _checked_start(self, s: State, control):
         """The start of a step that failed the fast check (or holds lists, integers, ...): a ModelError naming
