@@ -22,11 +22,12 @@ import numpy as np
 
 from . import follow, keyframes, mapping, snapshot
 from .keying import TRANSLATING, BakeError, continuous, keyed_poses, local_bases, quaternions, rigid_inverse  # noqa: F401
-from .run import SPECULATIVE_SPEED, SimulationRun, simulator_options  # noqa: F401 (re-exported)
+from .run import SPECULATIVE_SPEED, SimulationRun, frame_time, simulator_options  # noqa: F401 (re-exported)
 
 from ._engine import engine
 
 BAKE_PREFIX = "RedMax bake"
+LONG_FRAME = 0.05  # s: a frame's substeps yield after this long (modal.SLICE), so that ESC acts inside a frame
 STAGES = (("reading the scene", 0.1), ("simulating", 0.7), ("writing keys", 0.2))  # (stage, share of the bar)
 WRITE_CHUNK = 50  # objects keyed between two progress reports
 
@@ -246,8 +247,8 @@ class BakeJob:
             raise BakeError("Selected Only: nothing is selected")
         self._objects = objects
         self._only = set(objects) if objects is not None else None
-        fps = bscene.render.fps / bscene.render.fps_base
-        self.dt = 1.0 / fps / self.substeps
+        self.frame_time = frame_time(bscene)  # simulated seconds per frame (the rigid body world's Speed)
+        self.dt = self.frame_time / self.substeps
         self.run_: SimulationRun | None = None
         self.snapshot = None
         self._frame_before = None
@@ -257,6 +258,7 @@ class BakeJob:
         self._written: list = []   # (object, action, slot) written, not committed yet
         self._actions: list = []   # the actions this job made (one per bake), not committed yet
         self.qs: list = []
+        self.models: list = []
         self.seconds = 0.0  # simulation
         self.timings = dict.fromkeys(("read", "simulate", "write keys", "detach", "scene update"), 0.0)  # wall s
         self.cpu_timings = dict.fromkeys(self.timings, 0.0)  # this process's CPU seconds
@@ -334,19 +336,21 @@ class BakeJob:
             # before any frame change moves animated values (objects the bake will not key are dropped in commit)
             self.snapshot = snapshot.take(bscene, snapshot.objects_to_save(bscene, self._objects or bscene.objects))
             self._watched = [(ob, ob.name) for ob, _ in self.snapshot[1]]
-            armatures = follow.followed_armatures(bscene.objects if self._objects is None else self._objects)
-            follow.check_actions(armatures)
+            objects = list(bscene.objects) if self._objects is None else self._objects
+            armatures = follow.followed_armatures(objects)
+            poses = follow.PoseSampler(armatures, self.n_frames) if armatures else None
             with as_built(bscene, self.sim_start):  # the start pose does not depend on what playback cached
-                bscene.frame_set(self.sim_start)
+                # what moves, follows or drives something, read at each frame once, the start last
+                timeline = mapping.sample_timeline(bscene, objects, range(self.sim_start, self.frame_end + 1),
+                                                   self.frame_time, [poses] if poses else [])
+                if not timeline.read:
+                    bscene.frame_set(self.sim_start)
                 self.run_ = SimulationRun(bscene, self.context.evaluated_depsgraph_get(), solver=self.solver,
                                           substeps=self.substeps, objects=self._objects,
-                                          poses=follow.read_poses(armatures) if armatures else None)
-                refuse_uneditable(bscene, self.run_.mapping)
-                frames = range(self.sim_start + 1, self.frame_end + 1) if armatures else ()
-                for k, f in enumerate(frames, 1):  # Follow Animation: each later frame once
-                    bscene.frame_set(f)
-                    self.run_.add_poses(follow.read_poses(armatures), k)
-                    yield k / len(frames)
+                                          poses=poses.samples if poses else None, timeline=timeline)
+            why = snapshot.uneditable(bscene, dict.fromkeys(t.object for t in self.run_.mapping.targets if t.keyed))
+            if why:
+                raise BakeError(why)
         except mapping.MappingError as err:
             self.abort()
             raise BakeError(str(err)) from None
@@ -354,18 +358,28 @@ class BakeJob:
             self.abort()
             raise
         self.qs = [self.run_.q.copy()]
+        self.models = [self.run_.model]  # per frame: the model q belongs to (a broken joint changes it mid-bake)
         yield 1.0
 
     def steps(self):
-        """Generator: simulates one frame per ``next()`` and yields the fraction done."""
+        """Generator: simulates one frame per ``next()`` and yields the fraction done; a frame that takes longer
+        than ``LONG_FRAME`` s also yields between its substeps, so that ESC acts inside it."""
         for f in range(self.sim_start + 1, self.frame_end + 1):
-            try:
-                with self._clock("simulate"):
-                    self.run_.advance()
-            except engine.SimulationError as err:
-                raise BakeError(f"frame {f}: {err}") from None
-            self.seconds = self.timings["simulate"]
+            done = False
+            while not done:
+                t0 = time.perf_counter()
+                try:
+                    with self._clock("simulate"):
+                        done = self.run_.substep()  # (at least one substep between two yields)
+                        while not done and time.perf_counter() - t0 <= LONG_FRAME:
+                            done = self.run_.substep()
+                except engine.SimulationError as err:
+                    raise BakeError(f"frame {f}: {err}") from None
+                self.seconds = self.timings["simulate"]
+                if not done:
+                    yield (f - 1 - self.sim_start + self.run_.done / self.substeps) / (self.n_frames - 1)
             self.qs.append(self.run_.q.copy())
+            self.models.append(self.run_.model)
             yield (f - self.sim_start) / (self.n_frames - 1)
 
     def run(self, report=None):
@@ -408,12 +422,13 @@ class BakeJob:
             raise BakeError("the simulation did not reach the last frame")
         self._check_alive()
         frames = keyed_frames(self.frame_start, self.frame_end, self.frame_step)
-        qs = np.array(self.qs)[frames - self.sim_start]
-        self._check_finite(qs, frames)
+        keyed = frames - self.sim_start
+        for k, f in zip(keyed, frames):
+            self._check_finite(self.qs[k][None], [f], self.models[k])
         n = self.mapping.scene.model.n_bodies
-        R, p = np.empty((len(qs), n, 3, 3)), np.empty((len(qs), n, 3))  # link frames per keyed frame
-        for k, q in enumerate(qs):
-            R[k], p[k] = engine.link_poses(self.mapping.scene.model, q)
+        R, p = np.empty((len(keyed), n, 3, 3)), np.empty((len(keyed), n, 3))  # link frames per keyed frame
+        for j, k in enumerate(keyed):
+            R[j], p[j] = engine.link_poses(self.models[k], self.qs[k])
         plans = self._channels(R, p, frames)
         with keyframes.ActionWriter(BAKE_PREFIX) as writer:
             self._actions.append(writer.action)
@@ -507,13 +522,14 @@ class BakeJob:
                 raise BakeError(f"object '{name}' was deleted while the bake ran; nothing was written "
                                 "(bake again)")
 
-    def _check_finite(self, qs, frames):
-        """Refuse states (F, nq) with a NaN or infinity, naming the body and the frame."""
+    def _check_finite(self, qs, frames, model=None):
+        """Refuse states (F, nq) (of ``model``: the scene's, or the one a broken joint left) with a NaN or infinity,
+        naming the body and the frame."""
         bad = ~np.isfinite(qs)
         if not bad.any():
             return
         k, i = np.argwhere(bad)[0]
-        model = self.mapping.scene.model
+        model = self.mapping.scene.model if model is None else model
         j = next(j for j, name in enumerate(model.joint_names)
                  if model.q_slice(name).start <= i < model.q_slice(name).stop)
         what = mapping.describe(self.mapping.targets[j])
@@ -535,6 +551,8 @@ class BakeJob:
         if self._by_object is None:
             self._by_object = {}
             for t in self.mapping.targets:
+                if not t.keyed:  # (a moving anchor plays its own animation; a connector is no object)
+                    continue
                 self._by_object.setdefault(t.object, []).append(t)
         return self._by_object
 
@@ -569,23 +587,3 @@ class BakeJob:
 def timing_line(timings) -> str:
     """The panel's line: what each stage of the last bake took."""
     return "Time: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in timings.items())
-
-
-def refuse_uneditable(bscene, m) -> None:
-    """Refuse, by name and before anything is written, what a bake would have to change but cannot: an object
-    it keys that is linked from a library or a non-editable override, or a rigid body world collection it
-    would take such an object out of that is linked itself."""
-    keyed = dict.fromkeys(t.object for t in m.targets)
-    for ob in keyed:
-        if ob.library is not None or not ob.is_editable:
-            source = ob.library or (ob.override_library.reference.library if ob.override_library else None)
-            where = f"linked from the library '{source.filepath}'" if source is not None else "not editable"
-            raise BakeError(f"object '{ob.name}' is {where}: a bake keys it and cannot; make it local "
-                            "(Object › Relations › Make Local) or bake it in the file it comes from")
-    w = bscene.rigidbody_world
-    for key in snapshot.WORLD_COLLECTIONS:
-        coll = getattr(w, key) if w is not None else None
-        if coll is not None and (coll.library is not None or not coll.is_editable) \
-                and any(ob in keyed for ob in coll.objects):
-            raise BakeError(f"rigid body world collection '{coll.name}' is linked from a library: a bake takes "
-                            "the baked objects out of it and cannot; make it local")

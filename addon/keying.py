@@ -54,13 +54,14 @@ def keyed_poses(m, R, p):
     times its constant offset: as quaternions q(L) ⊗ q(O) and R_L t_O + p_L, with no 4×4 product per frame
     (scale dropped by normalising the offset's columns); other targets go through ``local_bases``. The
     quaternions are continuous in sign along the frames, the first with w ≥ 0."""
-    plain = [i for i, t in enumerate(m.targets) if not t.bone and t.object.parent is None]
+    plain = [i for i, t in enumerate(m.targets) if t.keyed and not t.bone and t.object.parent is None]
+    others = [t for t in m.targets if t.keyed and (t.bone or t.object.parent is not None)]
     keys = [(m.targets[i].object, "", True) for i in plain]
     A = m.offsets[plain, :3, :3]
     q_offset = quaternions(A / np.linalg.norm(A, axis=-2, keepdims=True))  # (k, 4)
     qs = [quaternion_product(quaternions(R[:, plain]), q_offset[None])]
     locations = [np.einsum("fkij,kj->fki", R[:, plain], m.offsets[plain, :3, 3]) + p[:, plain]]
-    if len(plain) < len(m.targets):
+    if others:
         links = np.zeros(R.shape[:2] + (4, 4))
         links[..., :3, :3], links[..., :3, 3], links[..., 3, 3] = R, p, 1.0
         rest, M = local_bases(m, links, with_plain=False)
@@ -82,11 +83,11 @@ def local_bases(m, links, with_plain=True):
     """
     targets, offsets = m.targets, m.offsets
     worlds = links @ offsets
-    index = {(t.object.name, t.bone): i for i, t in enumerate(targets)}
+    index = {(t.object.name, t.bone): i for i, t in enumerate(targets) if t.keyed}
     keys, parts, plain = [], [], []
     for i, t in enumerate(targets):
         ob = t.object
-        if t.bone:
+        if t.bone or not t.keyed:  # (a moving anchor plays its own animation; a connector is no object)
             continue
         parent = ob.parent
         if parent is not None and ob.parent_type != "OBJECT":
@@ -103,7 +104,7 @@ def local_bases(m, links, with_plain=True):
         keys.append((ob, "", True))
     keys = [(targets[i].object, "", True) for i in plain] + keys
     parts.insert(0, worlds[:, plain])
-    for ob in dict.fromkeys(t.object for t in targets if t.bone):
+    for ob in dict.fromkeys(t.object for t in targets if t.bone and t.keyed):
         parts.append(_bone_bases(m, ob, links, index))
         keys += [(ob, bone.name, int(m.scene.model.joint_type[index[(ob.name, bone.name)]]) in TRANSLATING)
                  for bone in ob.data.bones]

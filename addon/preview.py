@@ -5,9 +5,8 @@ session per scene while ``scene.redmax.live_preview`` is on. The session starts
 at the scene's start frame from the rest pose (what a bake would start from),
 steps forward as frames advance (jumps forward are simulated through, capped at
 ``MAX_CATCH_UP`` frames), and resets when the timeline jumps back. It drives the
-same simulation run as a bake (``run.SimulationRun``); bones that follow their
-animation track the pose the action gives at each frame the preview reaches (read
-before the preview poses them; across a jump the targets move evenly). It writes
+same simulation run as a bake (``run.SimulationRun``): with Follow Animation it
+first reads the followed poses over the scene's range, as a bake does. It writes
 ``matrix_basis`` of the simulated objects and pose bones, the same local
 matrices a bake would key (``keying.local_bases``), and no keyframes. Turning the
 preview off, loading a file or a bake puts the saved rest transforms back. A
@@ -30,20 +29,26 @@ MAX_CATCH_UP = 600  # frames simulated at most in one handler call (a long jump 
 
 
 class PreviewSession:
-    """The simulation run (``run.SimulationRun``, the one a bake drives) and saved rest transforms for one scene."""
+    """The simulation run (``run.SimulationRun``, the one a bake drives) and saved rest transforms for one scene.
+    With Follow Animation the session first reads the followed poses over the scene's range, as a bake does
+    (one frame change each, this handler ignoring them), so the preview follows exactly what a bake would."""
 
     def __init__(self, bscene, depsgraph):
         settings = bscene.redmax
         self.scene_name = bscene.name
         self.frame_start = bscene.frame_start
-        self.armatures = follow.followed_armatures(bscene.objects)
-        follow.check_actions(self.armatures)
-        self.run = SimulationRun(bscene, depsgraph, solver=settings.solver, substeps=settings.substeps,
-                                 poses=follow.read_poses(self.armatures) if self.armatures else None)
+        armatures = follow.followed_armatures(bscene.objects)
+        frame = bscene.frame_current
+        poses = _sample_followed(bscene, armatures) if armatures else None  # (ends at the start frame)
+        self.run = SimulationRun(bscene, depsgraph, solver=settings.solver, substeps=settings.substeps, poses=poses)
+        if armatures and frame != bscene.frame_current:
+            _quietly(bscene.frame_set, frame)
         self.mapping = self.run.mapping
         self.frame = self.frame_start
         self.saved = {}  # (object name, bone) → matrix_basis (4, 4) at the start
         for t in self.mapping.targets:
+            if not t.keyed:  # (moving anchors are held in the preview; connectors are no objects)
+                continue
             owner = t.object.pose.bones[t.bone] if t.bone else t.object
             self.saved[(t.object.name, t.bone)] = np.array(owner.matrix_basis, dtype=float)
 
@@ -52,18 +57,15 @@ class PreviewSession:
         return self.run.sim
 
     def advance_to(self, frame: int) -> None:
-        """Simulate up to ``frame`` (at most MAX_CATCH_UP frames). Follow Animation: the followed armatures show
-        the animation's pose at ``frame`` now (this runs before ``apply``); their targets move towards it."""
+        """Simulate up to ``frame`` (at most MAX_CATCH_UP frames)."""
         frames = min(frame - self.frame, MAX_CATCH_UP)
         if frames > 0:
-            if self.armatures:
-                self.run.add_poses(follow.read_poses(self.armatures), self.run.frame + frames, keep=2)
             self.run.advance(frames)
             self.frame += frames
 
     def apply(self) -> None:
         """Pose the Blender objects and bones at the simulated state."""
-        keys, bases = local_bases(self.mapping, self.mapping.link_frames(self.run.q)[None])
+        keys, bases = local_bases(self.mapping, self.mapping.link_frames(self.run.q, self.run.model)[None])
         for (ob, bone, _), basis in zip(keys, bases[0]):
             owner = ob.pose.bones[bone] if bone else ob
             owner.matrix_basis = Matrix(basis.tolist())  # (a bare nested list would be read column-major)
@@ -80,6 +82,23 @@ class PreviewSession:
 
 
 _sessions: dict[str, PreviewSession] = {}
+_reading = False  # True while a session reads the followed poses frame by frame: this handler does nothing then
+
+
+def _quietly(fn, *args):
+    global _reading
+    _reading = True
+    try:
+        return fn(*args)
+    finally:
+        _reading = False
+
+
+def _sample_followed(bscene, armatures) -> dict:
+    """The followed armatures' poses over the scene's range from its start, the scene left at the start."""
+    frames = list(range(bscene.frame_start + 1, bscene.frame_end + 1)) + [bscene.frame_start]
+    samples = _quietly(follow.sample_poses, bscene, armatures, frames)
+    return {name: np.roll(poses, 1, axis=0) for name, poses in samples.items()}  # (the start first)
 
 
 def stop(scene_name: str | None = None) -> None:
@@ -100,7 +119,7 @@ def _fail(bscene, message: str) -> None:
 @persistent
 def on_frame_change(bscene, depsgraph=None):
     settings = getattr(bscene, "redmax", None)
-    if settings is None:
+    if settings is None or _reading:
         return
     if not settings.live_preview:
         if bscene.name in _sessions:

@@ -1,6 +1,6 @@
 """One simulation of the mapped Blender scene, shared by the bake (``bake.BakeJob``) and the live preview
 (``preview.PreviewSession``): the mapping, the Follow Animation targets and the engine's Simulator with the
-scene's solver, substeps and contact options, advanced frame by frame."""
+scene's solver, substeps, Speed and contact options, advanced substep by substep or frame by frame."""
 from __future__ import annotations
 
 from . import follow, mapping
@@ -17,46 +17,59 @@ def simulator_options(settings, dt: float) -> dict:
             "contact_options": {"speculative_speed": SPECULATIVE_SPEED}}
 
 
+def frame_time(bscene) -> float:
+    """Simulated seconds per frame: the rigid body world's Speed over the frame rate."""
+    world = bscene.rigidbody_world
+    return (world.time_scale if world is not None else 1.0) / (bscene.render.fps / bscene.render.fps_base)
+
+
 class SimulationRun:
     """The scene ``bscene`` (or its ``objects``) mapped at the current frame and simulated from there.
 
-    poses: Follow Animation's sampled poses ({armature name: (F, n_bones, 4, 4)} world matrices, the
-    first at the current frame; ``follow.sample_poses``), or None when nothing follows an animation.
-    ``frame`` counts the frames simulated so far; ``advance(n)`` simulates n more, the following bones'
-    targets moving along the samples (``add_poses`` appends samples as the preview reaches frames).
+    poses: Follow Animation's sampled poses ({armature name: (F, n_bones, 4, 4)} world matrices per frame from
+    the current one, ``follow.sample_poses``), or None when nothing follows an animation. timeline: what the bake
+    sampled of Blender's animation (``mapping.sample_timeline``; None: anchors hold where they are). ``frame``
+    counts the frames simulated so far; ``substep()`` simulates one substep, ``advance(n)`` n frames.
     """
 
-    def __init__(self, bscene, depsgraph, *, solver: str, substeps: int, objects=None, poses=None):
+    def __init__(self, bscene, depsgraph, *, solver: str, substeps: int, objects=None, poses=None, timeline=None):
         settings = bscene.redmax
         self.substeps = int(substeps)
-        fps = bscene.render.fps / bscene.render.fps_base
-        self.dt = 1.0 / fps / self.substeps
-        self.mapping = mapping.build_scene(bscene, depsgraph, objects, contact_shapes=False)  # (but with ground)
+        self.frame_time = frame_time(bscene)
+        self.dt = self.frame_time / self.substeps
+        self.mapping = mapping.build_scene(bscene, depsgraph, objects, timeline, contact_shapes=False)
         self.follow = None
         if poses:
-            self.follow = follow.Follow(self.mapping, poses)
+            self.follow = follow.Follow(self.mapping, poses, self.frame_time)
             self.follow.configure(self.mapping.scene)
         self.sim = engine.Simulator(self.mapping.scene, solver.lower(), dt=self.dt,
                                     **simulator_options(settings, self.dt))
         self.frame = 0
+        self.done = 0  # substeps of the frame being simulated
 
     @property
     def q(self):
         return self.sim.state.q
 
-    def add_poses(self, poses: dict, frame: int, keep: int | None = None) -> None:
-        """Follow Animation: the poses (``follow.read_poses``) at ``frame`` (frames from the start), ahead of
-        the simulation; ``keep``: how many samples to keep (``follow.Follow.add_sample``)."""
+    @property
+    def model(self):
+        """The simulated model (a broken joint replaces the scene's: ``engine.Simulator.model``)."""
+        return self.sim.model
+
+    def substep(self) -> bool:
+        """Simulate one substep (the followed bones' targets moving along the animation); True when it ends a
+        frame. Raises ``engine.SimulationError``."""
         if self.follow is not None:
-            self.follow.add_sample(poses, frame, keep)
+            self.follow.set_targets(self.sim.scene, self.frame, (self.done + 1) / self.substeps)
+        self.sim.step()
+        self.done += 1
+        if self.done < self.substeps:
+            return False
+        self.frame, self.done = self.frame + 1, 0
+        return True
 
     def advance(self, frames: int = 1) -> None:
-        """Simulate ``frames`` frames; raises ``engine.SimulationError``."""
+        """Simulate ``frames`` whole frames."""
         for _ in range(frames):
-            if self.follow is None:
-                self.sim.step(self.substeps)
-            else:  # targets move with the animation, substep by substep
-                for k in range(1, self.substeps + 1):
-                    self.follow.set_targets(self.sim.scene, self.frame, k / self.substeps)
-                    self.sim.step()
-            self.frame += 1
+            while not self.substep():
+                pass

@@ -271,6 +271,26 @@ def forget(bscene) -> None:
     put(bscene, None)
 
 
+def uneditable(bscene, keyed) -> str:
+    """Why a bake cannot change what it would have to ("" if it can): an object in ``keyed`` linked from a
+    library or a non-editable override, or a rigid body world collection it would take such an object out of
+    that is linked itself. The bake refuses it by name before anything is written."""
+    for ob in keyed:
+        if ob.library is not None or not ob.is_editable:
+            source = ob.library or (ob.override_library.reference.library if ob.override_library else None)
+            where = f"linked from the library '{source.filepath}'" if source is not None else "not editable"
+            return (f"object '{ob.name}' is {where}: a bake keys it and cannot; make it local "
+                    "(Object › Relations › Make Local) or bake it in the file it comes from")
+    w = bscene.rigidbody_world
+    for key in WORLD_COLLECTIONS:
+        coll = getattr(w, key) if w is not None else None
+        if coll is not None and (coll.library is not None or not coll.is_editable) \
+                and any(ob in keyed for ob in coll.objects):
+            return (f"rigid body world collection '{coll.name}' is linked from a library: a bake takes the baked "
+                    "objects out of it and cannot; make it local")
+    return ""
+
+
 # ---------------------------------------------------------------------- detach
 def detach(bscene, objects) -> dict:
     """Take ``objects`` out of Blender's rigid body simulation, with every Rigid Body Constraint that holds
