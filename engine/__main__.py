@@ -58,18 +58,50 @@ def _bench_compare(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    from .bench import SUITES
-    from .advise_cli import add_advise_parser
-    from .sweep import add_sweep_parser
+# command -> (one-line help, the function that adds its full parser): only the command being run gets its
+# full parser (and imports what that needs), so --help and a command's own --help stay quick.
+def _add_view(sub) -> None:
     from .viewer.cli import add_view_parser
 
+    add_view_parser(sub)
+
+
+def _add_advise(sub) -> None:
+    from .advise_cli import add_advise_parser
+
+    add_advise_parser(sub)
+
+
+def _add_sweep(sub) -> None:
+    from .sweep import add_sweep_parser
+
+    add_sweep_parser(sub)
+
+
+def _add_bench_parser(sub) -> None:
+    from .bench import SUITES
+
+    _add_bench(sub, SUITES)
+
+
+COMMANDS = {
+    "bench": ("run a benchmark suite; write CSV, markdown and log-log plots", _add_bench_parser),
+    "view": ("open a scene in the desktop viewer (or render it headless: --screenshot, --record)", _add_view),
+    "advise": ("recommend a solver and substeps for a scene, with measured reasons", _add_advise),
+    "sweep": ("run a grid of simulations (TOML spec) on Dask; resumable", _add_sweep),
+}
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog="python -m engine", description="Articulated rigid-body dynamics engine.")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    _add_bench(sub, SUITES)
-    add_view_parser(sub)
-    add_advise_parser(sub)
-    add_sweep_parser(sub)
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (help_text, add_parser) in COMMANDS.items():
+        if name == chosen:
+            add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_text)
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()

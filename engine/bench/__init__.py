@@ -3,26 +3,23 @@
 A suite is a function ``run(quick: bool) -> report.SuiteResult``; register it
 in ``SUITES`` and ``run_suite`` runs it with BLAS on one thread (the engine's
 kernels use one) and writes its CSV, markdown and one log-log plot per scene.
+``SUITES`` names each suite's module; it is imported when the suite runs (the CLI's
+``--help`` lists the suites without importing the engine's kernels).
 """
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
-from . import report
-from .algorithms import run_algorithms
-from .baraff import run_baraff
-from .chains import run_chains
-from .direct import run_direct
-from .hard_constraints import run_hard_constraints
-from .learn import run_learn
-from .minv import run_minv
-from .peers import run_peers
-from .redmax import run_redmax
-from .spd import run_spd
+SUITES = {"algorithms": "algorithms", "redmax": "redmax", "spd": "spd", "baraff": "baraff", "minv": "minv",
+          "hard-constraints": "hard_constraints", "chains": "chains", "peers": "peers", "direct": "direct",
+          "learn": "learn"}
 
-SUITES = {"algorithms": run_algorithms, "redmax": run_redmax, "spd": run_spd, "baraff": run_baraff, "minv": run_minv,
-          "hard-constraints": run_hard_constraints, "chains": run_chains, "peers": run_peers,
-          "direct": run_direct, "learn": run_learn}
+
+def suite_function(name: str):
+    """The ``run_<suite>`` function of suite ``name`` (KeyError for an unknown suite)."""
+    module = SUITES[name]
+    return getattr(importlib.import_module(f".{module}", __name__), f"run_{module}")
 
 
 def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) -> dict:
@@ -31,8 +28,11 @@ def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) ->
     Returns {"csv": path, "markdown": path, "plots": [paths], "text": markdown}.
     Raises KeyError for an unknown suite.
     """
+    from . import report
+
+    run = suite_function(name)
     with report.single_threaded_blas() as limited:
-        result = SUITES[name](quick=quick, **{k: v for k, v in options.items() if v is not None})
+        result = run(quick=quick, **{k: v for k, v in options.items() if v is not None})
     blas = f"BLAS on one thread ({', '.join(limited)})." if limited else "BLAS threads not limited (no OpenBLAS found)."
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
