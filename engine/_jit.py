@@ -100,7 +100,8 @@ if JIT_ENABLED:
     if _numba_was_imported:
         _apply_target()
     USER_CACHE = UserCache()
-    _kernel_cache.configure(USER_CACHE.folder, USER_CACHE.writable, USER_CACHE.problem, TARGET.shipped)
+    _kernel_cache.configure(USER_CACHE.folder, USER_CACHE.writable, USER_CACHE.problem, TARGET.shipped,
+                            TARGET.shipped_package)
 
 
 def cache_folder() -> Path | None:

@@ -10,6 +10,12 @@ stamps an index with a hash of the source file's *content* and keys each entry b
 codegen's ``magic_tuple()`` (LLVM triple, CPU name, CPU features) and hashes of the function's bytecode
 and closure — no path, no modification time.
 
+A cached entry names the Python modules it was compiled in (its namedtuple argument types by class,
+its environment and function descriptor by module name). The shipped kernels are built with the
+package imported as ``engine``; inside Blender it is ``bl_ext.<repository>.redmax.engine``. Reading the
+shipped layer renames the built package to this one (``_Renaming``): the entries are then keyed by
+this process's own types, and their environments hold this package's module globals.
+
 Loading reads the shipped layer first, then the user layer; saving writes the user layer only, and
 only when it is writable (otherwise the kernel lives in memory for this process, said once). A file
 that cannot be read back (a truncated or corrupted index or data file: ``EOFError``,
@@ -19,22 +25,60 @@ is in the user layer, and its kernel compiled again and re-saved: the cache's on
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 import tempfile
 from pathlib import Path
 
-from numba.core import caching
+from numba.core import caching, environment
 
 from . import _kernel_store as store
 
 # The layout (set once by ``configure``) and what this process loaded and compiled (kernel_counts).
-_layout = {"user": None, "user_writable": False, "user_problem": "", "shipped": None}
+_layout = {"user": None, "user_writable": False, "user_problem": "", "shipped": None, "rename": None}
 COUNTS = {"compiled": 0, "loaded_shipped": 0, "loaded_user": 0, "damaged": 0}
 _said: set = set()
 
 
-def configure(user: Path | None, user_writable: bool, user_problem: str, shipped: Path | None) -> None:
-    _layout.update(user=user, user_writable=user_writable, user_problem=user_problem, shipped=shipped)
+PACKAGE = __name__.rsplit(".", 1)[0]  # "engine", or "bl_ext.<repository>.redmax.engine" inside Blender
+
+
+def configure(user: Path | None, user_writable: bool, user_problem: str, shipped: Path | None,
+              shipped_package: str | None = None) -> None:
+    """Where the layers are; ``shipped_package``: the package name the shipped kernels were built under."""
+    rename = (shipped_package, PACKAGE) if shipped_package and shipped_package != PACKAGE else None
+    _layout.update(user=user, user_writable=user_writable, user_problem=user_problem, shipped=shipped, rename=rename)
+
+
+class _Renaming(pickle.Unpickler):
+    """Unpickles a cache entry built under package ``built`` as if built under ``here`` (module doc)."""
+
+    def __init__(self, data: bytes, built: str, here: str):
+        import io
+
+        super().__init__(io.BytesIO(data))
+        self.built, self.here = built, here
+
+    def rename(self, module: str) -> str:
+        if module == self.built or module.startswith(self.built + "."):
+            return self.here + module[len(self.built):]
+        return module
+
+    def find_class(self, module, name):
+        found = super().find_class(self.rename(module), name)
+        if found is environment._rebuild_env:
+            return lambda modname, consts, env_name: found(self.rename(modname), consts, env_name)
+        return found
+
+
+def _loads(data: bytes, rename):
+    if rename is None:
+        return pickle.loads(data)
+    loaded = _Renaming(data, *rename)
+    value = loaded.load()
+    if isinstance(value, tuple) and value and hasattr(value[1], "modname"):  # a CompileResult's reduced form
+        value[1].modname = loaded.rename(value[1].modname)
+    return value
 
 
 def _say_once(key, text: str) -> None:
@@ -79,11 +123,13 @@ class _CheckedCacheFile(caching.IndexDataCacheFile):
     """numba's index + data files of one kernel in one layer; a file that cannot be read is a miss
     (reported once with its folder, removed when the layer is writable) instead of an exception."""
 
-    def __init__(self, cache_path, filename_base, source_stamp, layer: str, removable: bool):
+    def __init__(self, cache_path, filename_base, source_stamp, layer: str, removable: bool, rename=None):
         super().__init__(cache_path, filename_base, source_stamp)
-        self.layer, self.removable = layer, removable
+        self.layer, self.removable, self.rename = layer, removable, rename
 
     def damaged(self, path: str, err: BaseException) -> None:
+        if isinstance(err, ImportError):  # entries of a package imported under another name: a miss, not damage
+            return
         COUNTS["damaged"] += 1
         folder = os.path.dirname(path)
         if self.removable:
@@ -100,22 +146,37 @@ class _CheckedCacheFile(caching.IndexDataCacheFile):
                       f"(reinstall to repair it)")
 
     def _load_index(self):
+        """numba's index: {key: data file name}, empty when missing, stale (another numba, changed source) or
+        unreadable (truncated: EOFError; garbage: UnpicklingError, ValueError, ...)."""
         if not self._cache_path:
             return {}
         try:
-            return super()._load_index()
-        except Exception as err:  # truncated (EOFError), garbage (UnpicklingError, ValueError, ...)
+            with open(self._index_path, "rb") as f:
+                version = pickle.load(f)
+                data = f.read()
+        except FileNotFoundError:
+            return {}
+        except Exception as err:
             self.damaged(self._index_path, err)
             return {}
+        if version != self._version:
+            return {}
+        try:
+            stamp, overloads = _loads(data, self.rename)
+        except Exception as err:
+            self.damaged(self._index_path, err)
+            return {}
+        return overloads if stamp == self._source_stamp else {}
 
     def _load_data(self, name):
+        path = self._data_path(name)
+        with open(path, "rb") as f:  # a missing file (OSError) is a miss for numba's load()
+            data = f.read()
         try:
-            return super()._load_data(name)
-        except FileNotFoundError:
-            raise
+            return _loads(data, self.rename)
         except Exception as err:
-            self.damaged(self._data_path(name), err)
-            raise OSError(str(err)) from None  # numba's load() takes an OSError as a miss
+            self.damaged(path, err)
+            raise OSError(str(err)) from None
 
     def signatures(self, magic) -> set:
         """Signatures (as text) in this file's index compiled for ``magic`` (normalized magic tuple)."""
@@ -134,7 +195,8 @@ class EngineCache(caching.FunctionCache):
         self._cache_file = _CheckedCacheFile(self._cache_path, base, stamp, "user", removable=True)
         shipped = _layout["shipped"]
         self._shipped_file = (_CheckedCacheFile(str(shipped / locator.relative), base, stamp, "shipped",
-                                                removable=False) if shipped is not None else None)
+                                                removable=False, rename=_layout["rename"])
+                              if shipped is not None else None)
 
     def _index_key(self, sig, codegen):
         sig_, magic, hashes = super()._index_key(sig, codegen)

@@ -65,6 +65,7 @@ class KernelTarget:
     cpu_features: str | None
     shipped: Path | None
     reason: str
+    shipped_package: str | None = None  # the package name the shipped kernels were built under
 
 
 def normalized_triple(triple: str) -> str:
@@ -85,15 +86,17 @@ def _numba_version() -> str | None:
 _DIGEST: dict = {}
 
 
-def source_digest(numba_version: str | None = None) -> str:
-    """Hash of the engine's source files' contents (and of Python's and numba's versions), memoised."""
+def source_digest(numba_version: str | None = None, package: Path = PACKAGE_DIR) -> str:
+    """Hash of the source files' contents of the engine package at ``package`` (this one by default) and of
+    Python's and numba's versions, memoised."""
     numba_version = numba_version or _numba_version()
-    if numba_version not in _DIGEST:
+    key = (numba_version, str(package))
+    if key not in _DIGEST:
         h = hashlib.sha1(f"{sys.version_info[:2]} numba {numba_version}".encode())
-        for path in sorted(PACKAGE_DIR.rglob("*.py")):
-            h.update(str(path.relative_to(PACKAGE_DIR).as_posix()).encode() + b"\0" + path.read_bytes() + b"\0")
-        _DIGEST[numba_version] = h.hexdigest()[:16]
-    return _DIGEST[numba_version]
+        for path in sorted(package.rglob("*.py")):
+            h.update(str(path.relative_to(package).as_posix()).encode() + b"\0" + path.read_bytes() + b"\0")
+        _DIGEST[key] = h.hexdigest()[:16]
+    return _DIGEST[key]
 
 
 def baseline_for(triple: str) -> tuple[str, str]:
@@ -152,7 +155,8 @@ def choose_target(environ=os.environ) -> KernelTarget:
     if environ.get(_ENV_CPU_NAME) is not None:
         name, features = environ[_ENV_CPU_NAME], environ.get(_ENV_CPU_FEATURES)
         shipped = _usable(triple, name, features)
-        return KernelTarget("user", name, features, shipped, f"NUMBA_CPU_NAME={name} set by the user")
+        return KernelTarget("user", name, features, shipped, f"NUMBA_CPU_NAME={name} set by the user",
+                            read_manifest().get("package", "engine") if shipped else None)
     if mode == "native":
         return KernelTarget("native", host_cpu, None, None, "ENGINE_KERNELS=native")
     try:
@@ -173,7 +177,8 @@ def choose_target(environ=os.environ) -> KernelTarget:
     environ[_ENV_CPU_NAME], environ[_ENV_CPU_FEATURES], environ[_OURS] = name, features, name
     if mode == "baseline":
         return KernelTarget("baseline", name, features, None, "ENGINE_KERNELS=baseline")
-    return KernelTarget("shipped", name, features, SHIPPED_DIR, f"this CPU ({host_cpu}) has the {name} baseline")
+    return KernelTarget("shipped", name, features, SHIPPED_DIR, f"this CPU ({host_cpu}) has the {name} baseline",
+                        manifest.get("package", "engine"))
 
 
 def _usable(triple: str, name: str, features: str | None) -> Path | None:

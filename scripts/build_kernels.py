@@ -84,7 +84,7 @@ def _child(groups: list[str]) -> int:
     print(json.dumps({"format": _jit._kernel_store.MANIFEST_FORMAT, "python": "%d.%d" % sys.version_info[:2],
                       "numba": numba.__version__, "triple": _jit._kernel_store.normalized_triple(ll.get_process_triple()),
                       "cpu_name": target.cpu_name, "cpu_features": target.cpu_features,
-                      "source": _jit.source_digest(), "engine_version": engine.__version__, "groups": groups,
+                      "source": _jit.source_digest(), "package": engine.__name__, "engine_version": engine.__version__, "groups": groups,
                       "seconds": seconds, "kernels": _jit.kernel_counts(), "cache": str(_jit.cache_folder())}))
     return 0
 
