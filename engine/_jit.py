@@ -142,7 +142,7 @@ class _FirstCompileNotice:
         if not self.said:
             self.said = True
             where = (f"they are cached in {USER_CACHE.folder}" if USER_CACHE.writable
-                     else f"not cached: {USER_CACHE.folder} is not writable")
+                     else "kept for this process only, see below")
             print(f"engine: compiling numba kernels for first use, a pause of seconds to a minute that happens once "
                   f"({where})", file=sys.stderr, flush=True)
 

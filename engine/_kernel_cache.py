@@ -131,19 +131,18 @@ class _CheckedCacheFile(caching.IndexDataCacheFile):
         if isinstance(err, ImportError):  # entries of a package imported under another name: a miss, not damage
             return
         COUNTS["damaged"] += 1
-        folder = os.path.dirname(path)
+        root = _layout["user"] if self.layer == "user" else _layout["shipped"]
+        name = os.path.relpath(path, root) if root is not None else path
         if self.removable:
             try:
                 os.unlink(path)
             except OSError:
                 pass
-            _say_once(("damaged", self.layer), f"the kernel cache in {folder} had a damaged file "
-                      f"({os.path.basename(path)}: {type(err).__name__}: {err}); damaged files are removed and "
-                      f"their kernels compiled again")
+            _say_once(("damaged", self.layer), f"the kernel cache in {root} had a damaged file ({name}: "
+                      f"{type(err).__name__}: {err}); damaged files are removed and their kernels compiled again")
         else:
-            _say_once(("damaged", self.layer), f"the {self.layer} kernel cache in {folder} has a damaged file "
-                      f"({os.path.basename(path)}: {type(err).__name__}); its kernels are compiled instead "
-                      f"(reinstall to repair it)")
+            _say_once(("damaged", self.layer), f"the {self.layer} kernels in {root} have a damaged file ({name}: "
+                      f"{type(err).__name__}); its kernels are compiled instead (reinstall to repair it)")
 
     def _load_index(self):
         """numba's index: {key: data file name}, empty when missing, stale (another numba, changed source) or
@@ -151,11 +150,13 @@ class _CheckedCacheFile(caching.IndexDataCacheFile):
         if not self._cache_path:
             return {}
         try:
-            with open(self._index_path, "rb") as f:
+            f = open(self._index_path, "rb")
+        except OSError:  # missing, or a cache folder that cannot exist (unusable_folder says so once)
+            return {}
+        try:
+            with f:
                 version = pickle.load(f)
                 data = f.read()
-        except FileNotFoundError:
-            return {}
         except Exception as err:
             self.damaged(self._index_path, err)
             return {}

@@ -8,10 +8,11 @@ Two caches, read in this order (``_kernel_cache`` does the reading and writing):
 * **shipped** — ``engine/_shipped_kernels/``: numba's cache built by ``scripts/build_kernels.py`` for a
   portable CPU baseline of the platform (``BASELINES``) and packed into the extension zip and the
   wheel. Read-only: nothing is ever written there at run time. Used when its ``manifest.json`` was
-  built from these very sources (``source_digest``), Python, numba and platform, and the host CPU has
-  every feature of the baseline; numba then compiles for the baseline, so its cache keys (triple, CPU
+  built from these very sources (``source_digest``), Python, numba and platform, and the host CPU runs
+  code for the manifest's CPU (``host_cannot_run``: a portable level whose every feature the host has,
+  or the host's own CPU model); numba then compiles for that CPU, so its cache keys (triple, CPU
   name, features) are those of the shipped entries and whatever is not shipped is compiled for the
-  baseline into the user cache.
+  same CPU into the user cache. Otherwise numba compiles for this CPU (native), as without them.
 * **user** — ``engine-<source digest>`` under ``NUMBA_CACHE_DIR`` when set (the Blender add-on sets it to
   the extension's user folder), else in a source checkout ``engine/__pycache__/numba`` (as before), else
   the platform's user cache folder (``~/.cache/redmax-engine``, ``~/Library/Caches/redmax-engine``,
@@ -44,6 +45,7 @@ USER_FOLDER_NAME = "redmax-engine"
 # numba uses the host's features when NUMBA_CPU_FEATURES is unset, and the host check needs them.
 X86_64_V3_FEATURES = ("+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+crc32,+cx16,+cx8,+f16c,+fma,+fxsr,+lzcnt,+mmx,+movbe,"
                       "+popcnt,+sahf,+sse,+sse2,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave")
+LEVELS = ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "generic", "apple-m1")  # CPU names whose features are listed
 BASELINES = {
     "x86_64": ("x86-64-v3", X86_64_V3_FEATURES),
     "arm64-darwin": ("apple-m1", ""),   # every Apple-silicon Mac; "" = the CPU model's own features
@@ -142,6 +144,18 @@ def _host():
     return ll.get_process_triple(), ll.get_host_cpu_name(), dict(ll.get_host_cpu_features())
 
 
+def host_cannot_run(cpu_name: str, features: str, host_cpu: str, host: dict) -> str | None:
+    """Why code compiled for (``cpu_name``, ``features``) may not run on the host, or None. For a portable
+    level (``LEVELS``) the feature string is complete; another CPU model implies features of its own that
+    llvmlite cannot list, so it must be the host's model."""
+    if cpu_name not in LEVELS and cpu_name != host_cpu:
+        return f"this CPU is {host_cpu}, not {cpu_name}"
+    missing = host_lacks(features, host)
+    if missing:
+        return f"this CPU ({host_cpu}) lacks {', '.join(missing)} of {cpu_name}"
+    return None
+
+
 def choose_target(environ=os.environ) -> KernelTarget:
     """Pick the CPU target and caches for this process (module doc) and set NUMBA_CPU_NAME/FEATURES in
     ``environ`` for numba to read. Raises ImportError without llvmlite (no numba)."""
@@ -152,42 +166,38 @@ def choose_target(environ=os.environ) -> KernelTarget:
     mode = environ.get("ENGINE_KERNELS", "auto").strip().lower() or "auto"
     if mode not in ("auto", "native", "baseline"):
         raise ValueError(f"ENGINE_KERNELS={mode!r}: expected auto, native or baseline")
-    if environ.get(_ENV_CPU_NAME) is not None:
-        name, features = environ[_ENV_CPU_NAME], environ.get(_ENV_CPU_FEATURES)
-        shipped = _usable(triple, name, features)
-        return KernelTarget("user", name, features, shipped, f"NUMBA_CPU_NAME={name} set by the user",
-                            read_manifest().get("package", "engine") if shipped else None)
-    if mode == "native":
-        return KernelTarget("native", host_cpu, None, None, "ENGINE_KERNELS=native")
-    try:
-        name, features = baseline_for(triple)
-    except ValueError as err:
-        return KernelTarget("native", host_cpu, None, None, str(err))
-    missing = host_lacks(features, host)
-    if missing:
-        return KernelTarget("native", host_cpu, None, None,
-                            f"this CPU ({host_cpu}) lacks {', '.join(missing)} of the {name} baseline")
     manifest = read_manifest()
     why_not = shipped_mismatch(manifest, triple, _numba_version())
-    if mode == "auto" and why_not is not None:
-        return KernelTarget("native", host_cpu, None, None, why_not)
-    if mode == "auto" and (manifest["cpu_name"], manifest["cpu_features"]) != (name, features):
-        return KernelTarget("native", host_cpu, None, None, f"shipped kernels are for {manifest['cpu_name']}, "
-                                                            f"not this platform's baseline {name}")
-    environ[_ENV_CPU_NAME], environ[_ENV_CPU_FEATURES], environ[_OURS] = name, features, name
+    if environ.get(_ENV_CPU_NAME) is not None:  # the user's own target: shipped kernels only if built for it
+        name, features = environ[_ENV_CPU_NAME], environ.get(_ENV_CPU_FEATURES)
+        fits = why_not is None and (manifest["cpu_name"], manifest["cpu_features"]) == (name, features)
+        return KernelTarget("user", name, features, SHIPPED_DIR if fits else None,
+                            f"NUMBA_CPU_NAME={name} set by the user", manifest.get("package", "engine") if fits else None)
+    if mode == "native":
+        return KernelTarget("native", host_cpu, None, None, "ENGINE_KERNELS=native")
     if mode == "baseline":
+        try:
+            name, features = baseline_for(triple)
+        except ValueError as err:
+            return KernelTarget("native", host_cpu, None, None, str(err))
+        cannot = host_cannot_run(name, features, host_cpu, host)
+        if cannot:
+            return KernelTarget("native", host_cpu, None, None, cannot)
+        _set_target(environ, name, features)
         return KernelTarget("baseline", name, features, None, "ENGINE_KERNELS=baseline")
-    return KernelTarget("shipped", name, features, SHIPPED_DIR, f"this CPU ({host_cpu}) has the {name} baseline",
+    if why_not is not None:
+        return KernelTarget("native", host_cpu, None, None, why_not)
+    name, features = manifest["cpu_name"], manifest["cpu_features"]
+    cannot = host_cannot_run(name, features, host_cpu, host)
+    if cannot:
+        return KernelTarget("native", host_cpu, None, None, f"shipped kernels not for this CPU: {cannot}")
+    _set_target(environ, name, features)
+    return KernelTarget("shipped", name, features, SHIPPED_DIR, f"this CPU ({host_cpu}) runs {name} code",
                         manifest.get("package", "engine"))
 
 
-def _usable(triple: str, name: str, features: str | None) -> Path | None:
-    """The shipped cache when it matches this process and was built for exactly this CPU name and features."""
-    manifest = read_manifest()
-    if shipped_mismatch(manifest, triple, _numba_version()) is None and \
-            (manifest["cpu_name"], manifest["cpu_features"]) == (name, features):
-        return SHIPPED_DIR
-    return None
+def _set_target(environ, name: str, features: str) -> None:
+    environ[_ENV_CPU_NAME], environ[_ENV_CPU_FEATURES], environ[_OURS] = name, features, name
 
 
 # ---------------------------------------------------------------- the user cache

@@ -4,6 +4,7 @@ extension zip and the wheel (``engine/_shipped_kernels``; docs/kernels.md).
     python scripts/build_kernels.py --out DIR                 # every kernel group (minutes)
     python scripts/build_kernels.py --out DIR --groups api    # only some: kinematics, api, pcg, direct, dense
     python scripts/build_kernels.py --out DIR --source STAGING  # the engine copy under STAGING (a build's)
+    python scripts/build_kernels.py --out DIR --cpu sapphirerapids --cpu-features +amx-tile,...  # another CPU
 
 A child process imports the engine with ``ENGINE_KERNELS=baseline`` (numba compiles for the baseline,
 e.g. x86-64-v3, not for this CPU) and an empty cache of its own, runs the warm-up's kernel groups
@@ -40,6 +41,9 @@ def parse(argv):
     ap.add_argument("--out", required=True, help="folder to write (replaced): the shipped cache and its manifest")
     ap.add_argument("--source", default=str(ROOT), help="folder holding the engine/ package to compile (default: this checkout)")
     ap.add_argument("--groups", default="all", help=f"comma-separated: all, or some of {', '.join(GROUPS)}")
+    ap.add_argument("--cpu", default=None, metavar="NAME",
+                    help="compile for this LLVM CPU instead of the platform's baseline (with --cpu-features)")
+    ap.add_argument("--cpu-features", default="", metavar="FEATURES", help="LLVM feature string for --cpu")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -58,7 +62,7 @@ def _child(groups: list[str]) -> int:
     from engine import _jit, warmup
 
     target = _jit.TARGET
-    if target is None or target.mode != "baseline":
+    if target is None or target.mode not in ("baseline", "user"):
         print(json.dumps({"error": f"not compiling for the portable baseline: {_jit.describe()}"}))
         return 1
     seconds = {}
@@ -89,9 +93,10 @@ def _child(groups: list[str]) -> int:
     return 0
 
 
-def build(out: str | Path, source: str | Path = ROOT, groups: str = "all", echo=print) -> dict:
-    """Compile ``groups`` of the engine under ``source`` for the baseline into ``out`` (replaced); returns
-    the manifest."""
+def build(out: str | Path, source: str | Path = ROOT, groups: str = "all", echo=print, cpu: str | None = None,
+          cpu_features: str = "") -> dict:
+    """Compile ``groups`` of the engine under ``source`` for the baseline (or ``cpu`` with ``cpu_features``)
+    into ``out`` (replaced); returns the manifest."""
     names = _groups(groups)
     out, source = Path(out), Path(source).resolve()
     if not (source / "engine" / "_jit.py").is_file():
@@ -100,6 +105,8 @@ def build(out: str | Path, source: str | Path = ROOT, groups: str = "all", echo=
         env = {k: v for k, v in os.environ.items()
                if k not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "ENGINE_DISABLE_JIT", "NUMBA_DISABLE_JIT")}
         env.update(ENGINE_KERNELS="baseline", NUMBA_CACHE_DIR=tmp, PYTHONPATH=str(source))
+        if cpu:
+            env.update(NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=cpu_features)
         started = time.perf_counter()
         run = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--out", str(out),
                               "--groups", ",".join(names)], env=env, cwd=tmp, stdout=subprocess.PIPE, text=True)
@@ -124,7 +131,7 @@ def main(argv=None) -> int:
     try:
         if args.child:
             return _child(_groups(args.groups))
-        build(args.out, args.source, args.groups)
+        build(args.out, args.source, args.groups, cpu=args.cpu, cpu_features=args.cpu_features)
     except KernelBuildError as err:
         print(f"build_kernels: {err}", file=sys.stderr)
         return 1
