@@ -23,10 +23,12 @@ solve with a bound reached; ``body_damping`` likewise. ``compile_kernels(...,
 **scene_facts(scene))`` then compiles what that scene's bake runs.
 
 ``is_warm`` answers "would the first step compile?" without compiling: a stamp
-file in numba's cache directory lists the kernels (and signatures) the last
-complete warm-up compiled, and each kernel's cache index must still hold those
-signatures for the current source (numba drops an index whose source file
+file in the user kernel cache (and one in the shipped kernels, when this process
+uses them: docs/kernels.md) lists the kernels (and signatures) a complete warm-up
+compiled, and each kernel's cache index must still hold those signatures for the
+current source and this process's CPU target (numba drops an index whose source file
 changed). No stamp, a changed engine source tree, or any missing entry means cold.
+``api_group`` compiles the public algorithms (not part of a bake) for the shipped kernels.
 
     warm = is_warm("pcg", **scene_facts(scene))
     compile_kernels("pcg", **scene_facts(scene), progress=lambda done, total, name: print(done, total, name))

@@ -203,7 +203,9 @@ def speed(args) -> None:
         tmp = Path(tmp)
         site = _site_with_kernels(tmp, args.kernels)
         modes = {"shipped": {}, "native": {"ENGINE_KERNELS": "native"}}
-        suites = [("peers", []), ("redmax", ["--quick"])]
+        if args.control:  # the same comparison between two native runs: how much of the spread is noise
+            modes["shipped"] = {"ENGINE_KERNELS": "native"}
+        suites = [s for s in (("peers", []), ("redmax", ["--quick"])) if s[0] in args.suites.split(",")]
         best: dict = {}
         for r in range(args.rounds + 1):  # round 0 warms the native cache (and is not counted)
             for mode, extra in modes.items():
@@ -228,10 +230,13 @@ def speed(args) -> None:
             if suite == "peers" and not method.startswith("engine"):
                 continue  # Pinocchio's and MuJoCo's rows: not the engine's kernels
             native = best[(suite, scene, method, n, "native")]
-            ratios.append(s / native)
+            ratios.append(((suite, scene, method, n), s / native))
             print(f"| {suite} | {scene} | {method} | {n} | {s:.3e} | {native:.3e} | {s / native:.3f} |")
-        print(f"shipped / native over {len(ratios)} rows: median {statistics.median(ratios):.3f}, "
-              f"max {max(ratios):.3f}, min {min(ratios):.3f} (minimum of {args.rounds} interleaved rounds each)")
+        for suite, _ in suites:
+            r = [x for (su, *_), x in ratios if su == suite]
+            print(f"{suite}: shipped / native over {len(r)} rows: geometric mean {statistics.geometric_mean(r):.3f}, "
+                  f"median {statistics.median(r):.3f}, range {min(r):.3f}–{max(r):.3f} "
+                  f"(each the minimum of {args.rounds} interleaved rounds)")
 
 
 def _rows(path: Path) -> list[dict]:
@@ -308,6 +313,9 @@ def main(argv=None) -> int:
     p.add_argument("--wheel")
     p = sub.add_parser("speed")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--suites", default="peers,redmax", help="peers, redmax (--quick) or both")
+    p.add_argument("--control", action="store_true", help="native against native (the 'shipped' column compiled "
+                                                           "natively into a cache of its own): the noise level")
     p.add_argument("--kernels", help="a folder from scripts/build_kernels.py (default: build every group)")
     p = sub.add_parser("help")
     p.add_argument("--runs", type=int, default=7)
