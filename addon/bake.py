@@ -379,7 +379,7 @@ class BakeJob:
         model = self.mapping.scene.model
         j = next(j for j, name in enumerate(model.joint_names)
                  if model.q_slice(name).start <= i < model.q_slice(name).stop)
-        what = mapping._describe(self.mapping.targets[j])
+        what = mapping.describe(self.mapping.targets[j])
         raise BakeError(f"{what}: the simulation gave a non-finite state at frame {int(frames[k])}; "
                         "nothing was written")
 

@@ -1,7 +1,7 @@
 """The first-bake compile stage: numba kernels compiled in a worker thread, with progress.
 
 On a cold numba cache the first bake would spend most of a minute compiling
-inside Blender's event loop (frozen window, ESC ignored). ``engine.warmup``
+inside Blender's event loop (frozen window, ESC ignored). ``engine.apps.warmup``
 knows which kernels a solver needs and compiles them group by group on a tiny
 model; here that runs in a daemon thread so the UI keeps drawing: the bake
 operator polls ``KernelCompile`` from its modal timer, shows
@@ -31,7 +31,7 @@ TITLE = "Compiling solver kernels — first run only"
 
 
 def options(settings) -> dict:
-    """``engine.warmup`` options for the scene settings ``scene.redmax`` (solver, ground contact) and the
+    """``engine.apps.warmup`` options for the scene settings ``scene.redmax`` (solver, ground contact) and the
     facts of its scene that decide which step the bake runs (``mapping.scene_facts``: loop closures, joint
     limits, body damping), so the compile covers that step and no other. A baked scene is read as the
     re-bake maps it: with the rigid bodies and constraints the bake took out of Blender's world put back."""
@@ -46,7 +46,7 @@ def needed(settings) -> bool:
 
 
 class KernelCompile:
-    """``engine.warmup.compile_kernels`` in a daemon thread; poll ``done``/``message``/``fraction``.
+    """``engine.apps.warmup.compile_kernels`` in a daemon thread; poll ``done``/``message``/``fraction``.
 
     ``opts``: the options of one compile, or a list of them run in turn (progress counts all their groups);
     with ``skip_warm`` a run whose kernels are already cached is skipped (not even loaded)."""

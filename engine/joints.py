@@ -48,7 +48,7 @@ JOINT_NV = np.array([0, 1, 1, 2, 3, 6], dtype=np.int64)
 UNIT_QUATERNION_TOL = 1e-6
 # What a spherical joint's limits bound (``ModelBuilder.add_body(limit_angles=...)``, ``model.joint_limit_order``):
 # code 0 the components of the rotation vector φ = log(q); codes 1–6 Euler angles in Blender's convention,
-# 'XYZ' = X applied first, R = Rz(z) Ry(y) Rx(x) (``engine.solvers.joint_limits.euler_angles``).
+# 'XYZ' = X applied first, R = Rz(z) Ry(y) Rx(x) (``engine.solvers.stages.joint_limits.euler_angles``).
 LIMIT_ANGLES = ("rotation_vector", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
 

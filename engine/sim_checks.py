@@ -97,7 +97,7 @@ def check_closures_feasible(scene, tol: float = CLOSURE_TOL) -> None:
         return
     from .algorithms.kinematics import joint_pass, world_pass
     from .errors import ModelError
-    from .solvers.constraints import closure_arrays, constraint_rows
+    from .solvers.stages.loop_closures import closure_arrays, constraint_rows
 
     model = scene.model
     ws = model.make_workspace()

@@ -12,7 +12,7 @@ from .errors import SimulationError
 from .model import State
 from .scene import Scene
 from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_options, check_step_count
-from .solvers.joint_limits import check_enforce_limits
+from .solvers.stages.joint_limits import check_enforce_limits
 from .solvers.registry import SOLVERS, STEPPERS, check_option_names, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
 
 
@@ -55,19 +55,19 @@ class Simulator:
     ``"ignore"``) for a PCG solve that stops at ``max_iter`` (counted in ``stats.unconverged_steps``),
     ``ordering`` for ``direct`` (``"leaf-to-root"`` or ``"rcm"``), ``geometric_stiffness``:
     ``"joints"`` (default, same as True) treats the tension along chains and ropes implicitly
-    (the joints' geometric stiffness, ``engine.solvers.geometric_stiffness``; long chains at
+    (the joints' geometric stiffness, ``engine.solvers.stages.geometric_stiffness``; long chains at
     1/30 s), ``"springs"`` the springs' own geometric terms, ``"all"`` both, False neither;
     ``energy_guard`` (default True): no step may create energy on a scene without loop closures,
-    contact and limits (``engine.solvers.energy_guard``; chains of 512+ links at 1/30 s);
+    contact and limits (``engine.solvers.stages.energy_guard``; chains of 512+ links at 1/30 s);
     ``newton_iterations`` (default 0): Newton iterations towards backward Euler on the incremental
-    potential after the linear solve (``engine.solvers.incremental_potential``). Joint limits
+    potential after the linear solve (``engine.solvers.steppers.incremental_potential``). Joint limits
     (``model.joint_lower``/``upper``) are enforced by every solver but ``baraff`` and
     ``hard-constraints`` (which refuse a limited scene) unless ``enforce_limits=False``;
-    ``limit_options``: dict for ``engine.solvers.joint_limits.JointLimits`` (``restitution``,
+    ``limit_options``: dict for ``engine.solvers.stages.joint_limits.JointLimits`` (``restitution``,
     default 0; ``baumgarte``, ``slop``, ``margin``).
     ``"baraff"``: maximal coordinates with Lagrange multipliers (seed 002; gravity, joints and loop
     closures only), options ``method`` (``"sparse"``, ``"dense"``, ``"naive"``), ``integrator``,
-    ``alpha``/``beta`` (Baumgarte), ``post_stabilize`` — see ``engine.solvers.baraff``.
+    ``alpha``/``beta`` (Baumgarte), ``post_stabilize`` — see ``engine.solvers.steppers.baraff``.
 
     A scene with a ground (``scene.set_ground``) gets contact impulses with friction after each
     step's velocity solve (``engine.contact``; explicit and RedMax solvers): ``contact_method``
@@ -105,7 +105,7 @@ class Simulator:
 
     @property
     def limits(self):
-        """The stepper's joint-limit stage (``engine.solvers.joint_limits.JointLimits``), or None."""
+        """The stepper's joint-limit stage (``engine.solvers.stages.joint_limits.JointLimits``), or None."""
         return getattr(self._stepper, "limits", None)
 
     def step(self, n: int = 1) -> State:

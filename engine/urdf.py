@@ -15,7 +15,7 @@ body fixed to the world (so body names always equal link names and body 0 is
 the root); a floating base needs an ``<inertial>``. ``<limit>`` gives joint
 limits for revolute/prismatic joints (a missing ``lower``/``upper`` side is
 unbounded); ``continuous`` joints are unlimited; limits are enforced by the simulator
-(``engine.solvers.joint_limits``). ``<mimic>`` (a joint that copies another)
+(``engine.solvers.stages.joint_limits``). ``<mimic>`` (a joint that copies another)
 is refused with a ``URDFError`` naming the joint: the engine has no joint
 coupling, and ignoring it would simulate a different robot. ``<dynamics>``,
 ``<visual>``, ``<collision>`` and ``<gazebo>`` are ignored. Inertias must be

@@ -299,6 +299,7 @@ def test_centipede_walks_forward_and_both_methods_agree():
     assert q[0] > 0.04 and abs(q[1]) < 0.02 and 0.08 < q[2] < 0.12  # forward, straight, upright
 
 
+@pytest.mark.slow
 def test_fifty_segment_centipede_walks_forward_stably_for_five_seconds():
     """Acceptance 2 (impulse contact space: the same impulses as minv to 1e-8, only faster)."""
     scene = engine.scenes.centipede(50)

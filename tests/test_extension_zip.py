@@ -81,6 +81,19 @@ def test_zip_ships_engine_addon_and_wheels_but_no_tests(linux_zip):
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "blend_scenes/", "docs/")) or "__pycache__" in n]
 
 
+def test_zip_carries_only_the_apps_the_addon_imports(linux_zip):
+    """An app ships when the add-on imports it (``addon/_engine.py``): no viewer, Gymnasium or sweep code."""
+    from test_layering import addon_engine_imports
+
+    used = {m.split(".")[2] for m in addon_engine_imports()["addon/_engine.py"] if m.startswith("engine.apps.")}
+    assert used == {"advise", "bench", "warmup"}
+    names = zipfile.ZipFile(linux_zip).namelist()
+    shipped = {n.split("/")[2].removesuffix(".py") for n in names if n.startswith("engine/apps/") and n.count("/") >= 2}
+    assert shipped - {"__init__", "common", ""} == used
+    assert "engine/envs.py" not in names and "engine/__main__.py" not in names
+
+
+@pytest.mark.slow
 def test_zip_installs_enables_bakes_the_bridge_and_uninstalls(linux_zip, tmp_path):
     user = tmp_path / "blender_user"
     out = tmp_path / "result.json"

@@ -60,6 +60,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import kernel
+from ..conjugate_gradient import CG_DONE, CG_PRECONDITION, CG_PRODUCT, cg_begin, cg_iterations, cg_next
 from ..algorithms._checks import as_q, as_v
 from ..algorithms.aba import aba_kernel
 from ..algorithms.crba import composite_inertia_matrix
@@ -227,51 +228,26 @@ def sparse_solve(sw, qdd):
 def pcg_solve(sw, tol, max_iter, qdd):
     """PCG with the Jacobi preconditioner on (M + Δt K_d) q̈ = rhs, from q̈ = 0; returns iterations.
 
-    Stops when ‖r‖ ≤ tol·‖rhs‖ (or after max_iter iterations); needs spd_system.
+    The CG recurrences are ``engine.conjugate_gradient``'s; this supplies the dense product and the
+    diagonal. Stops when ‖r‖ ≤ tol·‖rhs‖ (or after max_iter iterations); needs spd_system.
     """
     n = qdd.shape[0]
     M, K, b, r, z, p, Ap = sw.M, sw.K, sw.rhs, sw.r, sw.z, sw.p, sw.Ap
-    bnorm = 0.0
-    rz = 0.0
     for k in range(n):
         qdd[k] = 0.0
-        r[k] = b[k]
-        z[k] = r[k] / (M[k, k] + K[k])
-        p[k] = z[k]
-        bnorm += b[k] * b[k]
-        rz += r[k] * z[k]
-    bnorm = math.sqrt(bnorm)
-    it = 0
-    if bnorm == 0.0:
-        return it
-    while it < max_iter:
-        it += 1
-        pAp = 0.0
-        for i in range(n):
-            s = K[i] * p[i]
-            for j in range(n):
-                s += M[i, j] * p[j]
-            Ap[i] = s
-            pAp += p[i] * s
-        if not pAp > 0.0:
-            break
-        alpha = rz / pAp
-        rnorm = 0.0
-        for k in range(n):
-            qdd[k] += alpha * p[k]
-            r[k] -= alpha * Ap[k]
-            rnorm += r[k] * r[k]
-        if math.sqrt(rnorm) <= tol * bnorm:
-            break
-        rz_new = 0.0
-        for k in range(n):
-            z[k] = r[k] / (M[k, k] + K[k])
-            rz_new += r[k] * z[k]
-        beta = rz_new / rz
-        rz = rz_new
-        for k in range(n):
-            p[k] = z[k] + beta * p[k]
-    return it
+    request, state = cg_begin(qdd, p)
+    while request != CG_DONE:
+        if request == CG_PRODUCT:
+            for i in range(n):
+                s = K[i] * p[i]
+                for j in range(n):
+                    s += M[i, j] * p[j]
+                Ap[i] = s
+        elif request == CG_PRECONDITION:
+            for k in range(n):
+                z[k] = r[k] / (M[k, k] + K[k])
+        request, state = cg_next(state, tol, max_iter, qdd, b, r, z, p, Ap)
+    return cg_iterations(state)
 
 
 @kernel

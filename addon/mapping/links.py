@@ -1,0 +1,62 @@
+"""Links (``scene.redmax.links``) → scene forces and closures: cables, springs and loop closures between two
+objects or pose bones; an end on an object that is not simulated is anchored in the world."""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from .._engine import engine
+from .common import WORLD, MappingError, check_matrix, in_scene, matrix, rigid_part
+from .rigid_objects import check_fixed_anchor
+
+
+def _end(bscene, link, which, targets):
+    """(engine body or WORLD, world point at the start) of one end of a link."""
+    ob, bone, point = ((link.object_a, link.bone_a, link.point_a) if which == "a"
+                       else (link.object_b, link.bone_b, link.point_b))
+    what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
+    if ob is None or ob.name not in bpy.data.objects:
+        raise MappingError(f"{what}: object {which.upper()} is missing (deleted?)")
+    if not in_scene(bscene, ob):
+        raise MappingError(f"{what}: object {which.upper()} '{ob.name}' is not in the scene (deleted?)")
+    check_matrix(matrix(ob.matrix_world), f"{what}: object {which.upper()} '{ob.name}'")
+    local = np.array([*point, 1.0])
+    if bone:
+        if ob.type != "ARMATURE" or bone not in ob.pose.bones:
+            raise MappingError(f"{what}: '{ob.name}' has no bone '{bone}'")
+        W = matrix(ob.matrix_world) @ matrix(ob.pose.bones[bone].matrix)
+        name = f"{ob.name}:{bone}"
+    else:
+        W, name = matrix(ob.matrix_world), ob.name
+    return (name if name in targets else WORLD), (W @ local)[:3], W
+
+
+def add_link(scene, bscene, link, targets, partial=False):
+    """Add one cable, spring or loop closure; ``partial`` (a *Selected Only* bake): a link between two
+    objects that are not simulated holds with them and is left out."""
+    what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
+    a, pa, Wa = _end(bscene, link, "a", targets)
+    bb, pb, _ = _end(bscene, link, "b", targets)
+    if a == WORLD and bb == WORLD:
+        if partial:
+            return
+        raise MappingError(f"{what}: neither end is on a simulated object or bone")
+    for end, ob in ((a, link.object_a), (bb, link.object_b)):
+        if end == WORLD:
+            check_fixed_anchor(ob)
+    try:
+        if link.kind == "CLOSURE":
+            Ra, _ = rigid_part(Wa)
+            scene.add_loop_closure(a, bb, pa, kind=link.closure_kind.lower(), axis=Ra @ np.array(link.closure_axis),
+                                   name=link.name)
+        else:
+            if np.linalg.norm(pb - pa) < 1e-9 and link.use_current_length:
+                raise MappingError(f"{what}: its two points coincide, so it has no direction")
+            rest = None if link.use_current_length else link.rest_length
+            add = scene.add_cable if link.kind == "CABLE" else scene.add_spring
+            add(a, pa, bb, pb, link.stiffness, damping=link.damping, rest_length=rest, name=link.name)
+    except engine.ModelError as err:
+        raise MappingError(f"{what}: {err}") from None
+
+
+# ------------------------------------------------------------------ summary
