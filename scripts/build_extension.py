@@ -21,9 +21,9 @@ matching each platform in its zip. Blender installs the wheels offline on
 
 The zip for the platform this script runs on also ships the compiled kernels
 (``engine/_shipped_kernels``, docs/kernels.md): ``scripts/build_kernels.py`` compiles them from the
-staged engine for the platform's portable CPU baseline (``--kernels build``, the default: about
-1.5 minutes on two cores), or ``--kernels DIR`` takes a folder it built before (checked against the
-staged sources). They need this Python to be Blender's (3.11) and its numba the bundled one; other
+engine as the built zip holds it for the platform's portable CPU baseline (``--kernels build``, the
+default: 3–4 minutes on two busy cores) and they are added to the zip, or ``--kernels DIR`` takes a
+folder it built before (checked against the zip's sources). They need this Python to be Blender's (3.11) and its numba the bundled one; other
 platforms' zips have none (their users compile on first use, with progress, or build the zip there).
 """
 from __future__ import annotations
@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,32 +152,44 @@ def stage(staging: Path, platforms: list[str], wheels: list[Path]) -> None:
     (staging / "blender_manifest.toml").write_text(head.rstrip("\n") + "\n" + extra + sep + tail)
 
 
-def shipped_kernels(args, staging: Path, echo=print) -> Path | None:
-    """The compiled kernels for this platform's zip in ``staging/engine/_shipped_kernels`` (``--kernels``), or
-    None (``none``). Raises BuildError when they cannot match what the zip ships."""
-    if args.kernels == "none":
-        return None
+def check_kernel_build(args) -> None:
+    """Fail early when ``--kernels`` cannot give kernels that match the zip."""
+    if args.kernels == "none" or args.no_wheels:
+        return
     if sys.version_info[:2] != BLENDER_PYTHON:
         raise BuildError(f"shipped kernels must be compiled by Blender's Python {'.'.join(map(str, BLENDER_PYTHON))}, "
                          f"this is {sys.version.split()[0]} (or pass --kernels none)")
-    numba_version = _kernel_store._numba_version()
-    if numba_version != NUMBA:
+    if _kernel_store._numba_version() != NUMBA:
         raise BuildError(f"shipped kernels must be compiled by the bundled numba {NUMBA}, this Python has "
-                         f"{numba_version} (or pass --kernels none)")
-    dest = staging / "engine" / _kernel_store.SHIPPED_DIR.name
-    if args.kernels == "build":
-        try:
-            build_kernels.build(dest, staging, args.kernel_groups, echo=echo)
-        except build_kernels.KernelBuildError as err:
-            raise BuildError(str(err)) from None
-        return dest
-    manifest = _kernel_store.read_manifest(Path(args.kernels))
-    digest = _kernel_store.source_digest(numba_version, staging / "engine")
-    if manifest is None or manifest.get("source") != digest:
-        raise BuildError(f"{args.kernels} holds no kernels for these sources (its manifest's source "
-                         f"{(manifest or {}).get('source')!r}, the staged engine's {digest!r}): rebuild them")
-    shutil.copytree(args.kernels, dest)
-    return dest
+                         f"{_kernel_store._numba_version()} (or pass --kernels none)")
+
+
+def add_kernels(args, zip_path: Path, echo=print) -> None:
+    """Compile the kernels from the engine exactly as ``zip_path`` holds it (the builder leaves out what the
+    manifest excludes, and the source digest covers every file) — or check ``--kernels DIR`` against it — and
+    add them to the zip as ``engine/_shipped_kernels/``."""
+    with tempfile.TemporaryDirectory(prefix="redmax_kernels_src_") as tmp:
+        unpacked = Path(tmp) / "src"
+        with zipfile.ZipFile(zip_path) as z:
+            z.extractall(unpacked, [n for n in z.namelist() if n.startswith("engine/")])
+        kernels = Path(tmp) / "kernels"
+        if args.kernels == "build":
+            try:
+                build_kernels.build(kernels, unpacked, args.kernel_groups, echo=echo)
+            except build_kernels.KernelBuildError as err:
+                raise BuildError(str(err)) from None
+        else:
+            kernels = Path(args.kernels)
+            manifest = _kernel_store.read_manifest(kernels)
+            digest = _kernel_store.source_digest(NUMBA, unpacked / "engine")
+            if manifest is None or manifest.get("source") != digest:
+                raise BuildError(f"{kernels} holds no kernels for the zip's sources (its manifest's source "
+                                 f"{(manifest or {}).get('source')!r}, the zip's engine {digest!r}): rebuild them "
+                                 f"with scripts/build_kernels.py --source on the unpacked zip, or use --kernels build")
+        with zipfile.ZipFile(zip_path, "a", compression=zipfile.ZIP_DEFLATED) as z:
+            for f in sorted(kernels.rglob("*")):
+                if f.is_file():
+                    z.write(f, f"engine/{_kernel_store.SHIPPED_DIR.name}/{f.relative_to(kernels).as_posix()}")
 
 
 def _builder(tool: Path, staging: Path, out: Path, split: bool) -> None:
@@ -194,6 +207,9 @@ def build(argv=None) -> list[Path]:
     if not platforms:
         raise BuildError("--platforms is empty")
     host = _kernel_store.platform_tag()
+    with_kernels = host in platforms and args.kernels != "none" and not args.no_wheels
+    if with_kernels:
+        check_kernel_build(args)
     wheels: dict[str, list[Path]] = {}
     if not args.no_wheels:
         for p in platforms:
@@ -201,19 +217,21 @@ def build(argv=None) -> list[Path]:
     out = Path(args.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     tool = find_blender_ext()
-    # the kernels only serve the host platform: with split zips, its zip is built apart with them
-    kernels_apart = args.split_platforms and host in platforms and args.kernels != "none" and not args.no_wheels
-    batches = [[host], [p for p in platforms if p != host]] if kernels_apart else [platforms]
+    manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+    # the kernels only serve the host platform: with split zips, its zip is built apart and gets them
+    batches = [[host], [p for p in platforms if p != host]] if with_kernels and args.split_platforms else [platforms]
     started = time.time()
     for batch in (b for b in batches if b):
+        batch_started = time.time()
         with tempfile.TemporaryDirectory(prefix="redmax_ext_") as tmp:
             staging = Path(tmp) / "src"
             staging.mkdir()
             stage(staging, batch, [w for p in batch for w in wheels.get(p, [])])
-            if host in batch and not args.no_wheels:
-                shipped_kernels(args, staging)
             _builder(tool, staging, out, args.split_platforms)
-    manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+        if with_kernels and host in batch:
+            for z in out.glob(f"{manifest['id']}-{manifest['version']}*.zip"):
+                if z.stat().st_mtime >= batch_started - 1:
+                    add_kernels(args, z)
     zips = sorted(z for z in out.glob(f"{manifest['id']}-{manifest['version']}*.zip") if z.stat().st_mtime >= started - 1)
     for z in zips:
         print(f"{z}  ({z.stat().st_size / 1e6:.1f} MB)")

@@ -8,7 +8,7 @@ extension zip and the wheel (``engine/_shipped_kernels``; docs/kernels.md).
 
 A child process imports the engine with ``ENGINE_KERNELS=baseline`` (numba compiles for the baseline,
 e.g. x86-64-v3, not for this CPU) and an empty cache of its own, runs the warm-up's kernel groups
-(``engine.warmup``: for each solver the steps with and without loop closures and joint limits, and
+(``engine.apps.warmup``: for each solver the steps with and without loop closures and joint limits, and
 ground contact by both methods; plus the public algorithms), and the cache it wrote is copied to DIR
 with a ``manifest.json`` (platform triple, CPU name and features, Python, numba, the engine's source
 digest, groups). The engine uses DIR only when all of these match the process and the CPU has the
@@ -59,7 +59,8 @@ def _groups(text: str) -> list[str]:
 def _child(groups: list[str]) -> int:
     """In the compiling process: run the groups, print one JSON line with what was built."""
     import engine
-    from engine import _jit, warmup
+    from engine import _jit
+    from engine.apps import warmup
 
     target = _jit.TARGET
     if target is None or target.mode not in ("baseline", "user"):

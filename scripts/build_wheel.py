@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +87,20 @@ def pin_numba(pyproject: Path) -> None:
     pyproject.write_text(re.sub(r'"numba>=[^"]*"', f'"numba=={version}"', text, count=1))
 
 
+def check_wheel(wheel: Path, scratch: Path) -> None:
+    """The kernels in ``wheel`` (if any) were built from exactly the engine sources the wheel installs."""
+    with zipfile.ZipFile(wheel) as z:
+        names = [n for n in z.namelist() if n.startswith("engine/")]
+        z.extractall(scratch, names)
+    manifest = _kernel_store.read_manifest(scratch / "engine" / _kernel_store.SHIPPED_DIR.name)
+    if manifest is None:
+        return
+    digest = _kernel_store.source_digest(manifest["numba"], scratch / "engine")
+    if manifest["source"] != digest:
+        raise WheelBuildError(f"the wheel's engine sources (digest {digest}) are not those its kernels were built "
+                              f"from ({manifest['source']}): a source file is missing from the wheel")
+
+
 def build(argv=None) -> Path:
     args = parse(argv)
     out = Path(args.output_dir).resolve()
@@ -107,6 +122,7 @@ def build(argv=None) -> Path:
         if run.returncode != 0:
             raise WheelBuildError(f"pip wheel failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
         (wheel,) = wheel_dir.glob("*.whl")
+        check_wheel(wheel, Path(tmp) / "unpacked")
         target = out / wheel.name
         shutil.copy2(wheel, target)
     print(f"{target}  ({target.stat().st_size / 1e6:.1f} MB)")

@@ -28,7 +28,8 @@ PROBE = r"""
 import hashlib, json
 import numpy as np
 import engine
-from engine import _jit, warmup
+from engine import _jit
+from engine.apps import warmup
 from engine.algorithms import link_poses
 from engine.joints import matrix_to_quat
 m = warmup._tiny_model(False)

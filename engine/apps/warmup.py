@@ -195,10 +195,10 @@ def _contact(solver: str, method: str, body_damping: bool | None = None, forces:
 def _dynamics_api() -> None:
     """The public algorithms as the README's API example calls them (``aba``, ``rnea``, ``crba``, ``minv``,
     ``bias_forces``, ``ltdl``/``ltdl_solve``) and ``spd`` by each method, on a floating binary tree."""
-    from . import algorithms
-    from .control import spd
-    from .control.spd import METHODS
-    from .random_tree import random_configuration, random_tree
+    from .. import algorithms
+    from ..control import spd
+    from ..control.spd import METHODS
+    from ..random_tree import random_configuration, random_tree
 
     model = random_tree(5, branching="binary", seed=1, floating_base=True)
     q, qd = random_configuration(model, np.random.default_rng(0))
