@@ -22,8 +22,9 @@ _PUBLIC = {
     **dict.fromkeys(["aba", "bias_forces", "body_velocities", "cholesky_inverse", "cholesky_solve",
                      "configuration_from_poses", "crba", "forward_kinematics", "link_poses", "link_velocities",
                      "ltdl", "ltdl_solve", "minv", "rnea"], ".algorithms"),
-    **dict.fromkeys(["ConvergenceError", "ConvergenceWarning", "ModelError", "SceneFileError", "SimulationError",
-                     "SimulatorOptionError", "URDFError"], ".errors"),
+    **dict.fromkeys(["ConvergenceError", "ConvergenceWarning", "ModelError", "OutputPathError", "SceneFileError",
+                     "SimulationError", "SimulatorOptionError", "URDFError"], ".errors"),
+    "output_file": ".output_paths", "output_folder": ".output_paths",
     **dict.fromkeys(["integrate", "rk4_step", "semi_implicit_euler_step"], ".integrators"),
     **dict.fromkeys(["Data", "Model", "ModelBuilder", "State"], ".model"),
     **dict.fromkeys(["random_configuration", "random_tree"], ".random_tree"),
@@ -34,12 +35,13 @@ _PUBLIC = {
 _SUBMODULES = ("scenes", "joints", "control")  # public submodules
 # Submodules an eager ``import engine`` used to load, reachable as attributes as before (``engine.solvers``).
 _LOADED_BEFORE = ("_jit", "algorithms", "contact", "energy", "errors", "forces", "geometry", "integrators", "maximal",
-                  "model", "random_tree", "scene", "scene_file", "sim_checks", "simulator", "solvers", "spatial",
-                  "stepper", "urdf")
+                  "model", "output_paths", "random_tree", "scene", "scene_file", "sim_checks", "simulator", "solvers",
+                  "spatial", "stepper", "urdf", "conjugate_gradient", "scene_drives", "breaking")
 
 __all__ = [
     "Model", "ModelBuilder", "State", "Data", "ModelError", "URDFError", "SimulationError",
-    "SceneFileError", "SimulatorOptionError", "ConvergenceError", "ConvergenceWarning",
+    "SceneFileError", "SimulatorOptionError", "ConvergenceError", "ConvergenceWarning", "OutputPathError",
+    "output_file", "output_folder",
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
     "forward_kinematics", "link_poses", "configuration_from_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy", "kinetic_energy", "potential_energy",
@@ -74,10 +76,11 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
                              ltdl_solve, minv, rnea)
     from .control import spd
     from .energy import energy, kinetic_energy, potential_energy
-    from .errors import (ConvergenceError, ConvergenceWarning, ModelError, SceneFileError, SimulationError,
-                         SimulatorOptionError, URDFError)
+    from .errors import (ConvergenceError, ConvergenceWarning, ModelError, OutputPathError, SceneFileError,
+                         SimulationError, SimulatorOptionError, URDFError)
     from .integrators import integrate, rk4_step, semi_implicit_euler_step
     from .model import Data, Model, ModelBuilder, State
+    from .output_paths import output_file, output_folder
     from .random_tree import random_configuration, random_tree
     from .scene import Scene
     from .scene_file import load_scene, save_scene

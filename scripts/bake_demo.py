@@ -180,13 +180,20 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     args = parse(argv)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from engine.output_paths import OutputPathError, output_folder
+
+    try:
+        out = output_folder(args.out, "--out").resolve()  # before the bake, not after it
+    except OutputPathError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if "bpy" not in sys.modules and "BLENDER_USER_RESOURCES" not in os.environ:
         os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="redmax_blender_")  # recipes §1
     import bpy
     import numpy as np
 
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     import addon
 
     addon.register()
@@ -216,8 +223,6 @@ def main(argv=None) -> int:
         print(f"{args.scene.lower()}: {n_bodies} bodies, {s.last_frames} frames × {args.substeps} substeps "
               f"({args.solver}): bake {t_bake:.2f} s in total, of which simulation {s.last_seconds:.2f} s; "
               f"PCG iterations {s.last_iterations:.2f} mean / {s.last_max_iterations} max; scene built in {t_build:.2f} s")
-        out = Path(args.out).resolve()
-        out.mkdir(parents=True, exist_ok=True)
         name = f"{args.scene.lower()}_baked"
         frames = range(scene.frame_start, scene.frame_end + 1)
         size, travel, mover, travels, pts, away = motion(bpy, scene, frames)

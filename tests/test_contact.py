@@ -251,7 +251,7 @@ def test_bad_contact_input_is_named():
     with pytest.raises(ModelError, match="no body has a contact shape"):
         Scene(b.finalize()).set_ground()
     scene = box_scene()
-    with pytest.raises(ValueError, match="contact_method must be one of minv, cholesky, impulse"):
+    with pytest.raises(ValueError, match="contact_method.? must be one of minv, cholesky, impulse"):
         engine.Simulator(scene, "pcg", contact_method="lu")
     with pytest.raises(ValueError, match="'baraff' solver has no contact"):
         engine.Simulator(scene, "baraff")

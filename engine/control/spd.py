@@ -42,8 +42,8 @@ joint's child coordinates like ω; for the free root the SE(3) log of the
 target-to-current pose as a body twist [ω; v] (the inverse of the engine's
 exact SE(3) ``integrate``). Adding Δt q̇ in the tangent space is the same
 first-order prediction q(t + Δt) ≈ q + Δt q̇ that Eq. 4 makes, and keeps τ
-exactly linear in the error and q̇ as in Eq. 6. Quaternions in q̄ need not be
-normalised.
+exactly linear in the error and q̇ as in Eq. 6. Quaternions in q̄ must have unit
+length, as in q (docs/errors.md: one rule everywhere, nothing renormalised).
 
 Gains: K_p, K_d are diagonal (per dof, ≥ 0). A scalar applies to every dof
 except a floating base's six root dofs, which get ``root_kp`` / ``root_kd``
@@ -61,7 +61,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..conjugate_gradient import CG_DONE, CG_PRECONDITION, CG_PRODUCT, cg_begin, cg_iterations, cg_next
-from ..algorithms._checks import as_q, as_v
+from ..algorithms._checks import as_q, as_v, overflow_error
 from ..algorithms.aba import aba_kernel
 from ..algorithms.crba import composite_inertia_matrix
 from ..algorithms.ltdl import ltdl_factor_kernel, ltdl_solve_kernel
@@ -113,11 +113,12 @@ def make_spd_workspace(model) -> SPDWorkspace:
 
 
 def spd_workspace(model) -> SPDWorkspace:
-    """The model's default SPD workspace, created on first use (not thread-safe, like ``model.data``)."""
-    sw = model.__dict__.get("_spd_workspace")
+    """The model's default SPD workspace for the calling thread, created on its first use there (as
+    ``model.data``)."""
+    mine = model._per_thread
+    sw = mine.spd
     if sw is None:
-        sw = make_spd_workspace(model)
-        model.__dict__["_spd_workspace"] = sw
+        sw = mine.spd = make_spd_workspace(model)
     return sw
 
 
@@ -370,6 +371,9 @@ def spd(model, q, qd, q_target, kp, kd, dt, tau_ext=None, method: str = "maba", 
     qdd = np.empty(model.nv)
     tau = np.empty(model.nv)
     spd_kernel(model.tree, spd_workspace(model), ctl, mid, q, qd, q_target, qd_target, tau_ext, qdd, tau)
+    if not (np.isfinite(qdd).all() and np.isfinite(tau).all()):
+        raise overflow_error("spd", "q̈ or τ", (("q", q), ("qd", qd), ("q_target", q_target), ("kp", ctl.kp),
+                                                ("kd", ctl.kd), ("tau_ext", tau_ext)))
     return qdd, tau
 
 

@@ -215,9 +215,12 @@ class EnergyGuard:
 
 def make_energy_guard(stepper, enabled):
     """The guard for a RedMax stepper, or None: off, or a scene it does not apply to (loop closures,
-    contact, joint limits)."""
+    contact, joint limits, prescribed joints, motors, force fields)."""
     if not enabled:
         return None
     if len(stepper.scene.loop_closures) or stepper.contact is not None or stepper.limits is not None:
         return None
+    scene = stepper.scene
+    if getattr(scene, "prescribed", ()) or getattr(scene, "motors", ()) or getattr(scene, "force_fields", ()):
+        return None  # a prescribed joint, a motor and a field put energy in: that is their job
     return EnergyGuard(stepper)

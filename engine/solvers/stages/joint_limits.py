@@ -292,18 +292,27 @@ class JointLimits:
         impact = (approach < -self.bounce_speed) & (gap <= self.slop)  # at the bound (speculation brought it there)
         return np.where(impact, np.maximum(target, -self.restitution * approach), target)
 
+    def hold(self, rows) -> None:
+        """Rows (m, nv) the next ``apply`` keeps as well as the closures' (a stepper's prescribed joints), or None."""
+        self._held = rows
+
     def _response(self, q, inertia, joint_diag):
-        """W' (nv, nv): M̃⁻¹ restricted to velocities that keep the closures' G v."""
+        """W' (nv, nv): M̃⁻¹ restricted to velocities that keep the closures' G v (and the held rows')."""
         model = self.model
         W = minv(model, q, inertia=inertia, joint_diag=joint_diag, ws=self.ws)  # the stage's own workspace
-        if self._closures is None:
+        held = getattr(self, "_held", None)
+        if self._closures is None and held is None:
             return W
-        ws = self.ws
-        joint_pass(model.tree, q, ws)
-        world_pass(model.tree, ws)
-        bodies, rows, _ = constraint_rows(self._closures, ws)
-        G = np.empty((len(rows), model.nv))
-        constraint_jacobian(model.tree, ws, bodies, rows, np.empty((model.n_bodies, 6)), G)
+        G = np.zeros((0, model.nv))
+        if self._closures is not None:
+            ws = self.ws
+            joint_pass(model.tree, q, ws)
+            world_pass(model.tree, ws)
+            bodies, rows, _ = constraint_rows(self._closures, ws)
+            G = np.empty((len(rows), model.nv))
+            constraint_jacobian(model.tree, ws, bodies, rows, np.empty((model.n_bodies, 6)), G)
+        if held is not None:
+            G = np.vstack([G, held])
         WG = W @ G.T
         return W - WG @ np.linalg.pinv(G @ WG, rcond=1e-12, hermitian=True) @ WG.T
 

@@ -53,6 +53,7 @@ from ...algorithms._flat import FlatModel
 from ...algorithms.aba import articulated_inertia_pass
 from ...algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ...algorithms.kinematics import joint_pass, world_pass
+from ...algorithms.minv import minv
 from ...contact.handler import contact_stage
 from ..stages.joint_limits import limit_stage
 from ...forces.evaluator import ForceEvaluator
@@ -65,6 +66,8 @@ from ..linalg.block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, p
 from ..stages.loop_closures import closure_arrays, constraint_jacobian, constraint_rows
 from ..stages.geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from ..stages.energy_guard import make_energy_guard
+from ..stages.prescribed import PrescribedMotion, project
+from ..stages.servos import Servos
 from .incremental_potential import make_refinement
 from ..linalg.reduced_operators import system_product
 from .redmax_step import assemble_step_system, force_arrays, pcg_step, system_buffer, tension_buffer
@@ -202,6 +205,13 @@ class RedMaxStepper:
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
         self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
+        # prescribed joints: rows beside the closures' (stages/prescribed.py); motors: bounded rows after the solve
+        self.prescribed = PrescribedMotion(scene, self.dt)
+        self.servos = Servos(scene, self.dt)
+        self._presc_rows = (np.zeros(0, np.int64), np.zeros(0))
+        self._presc_end = 0.0
+        self.row_impulses = np.zeros(0)  # each closure row's impulse of the last step (N·s or N·m·s)
+        self._closures_breakable = any(b.kind == "closure" for b in scene.breakable)
         # the per-step kernels' buffers (redmax_step.py); r = h D_r + h² K_r is fixed for the run
         h = self.dt
         self._force_arrays = force_arrays(fe, model)
@@ -215,7 +225,7 @@ class RedMaxStepper:
         self._no_point_forces = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)), self._pf_K)
         # one kernel call per step when nothing but the PCG solve acts on the velocities
         self._one_call = (linear_solver == "pcg" and len(self._closures.n_rot) == 0 and self.contact is None
-                          and self.limits is None)
+                          and self.limits is None and not self.prescribed and not self.servos)
         self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
         self._q_shape = (model.nq,)
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
@@ -415,7 +425,9 @@ class RedMaxStepper:
         rhs = self._system.rhs  # Eq. 2.15
         solve_start = time.perf_counter()  # the linear-solver-dependent part (StepStats.solve_seconds)
         self._prepare_solver(reduced_diag, articulated_done=pcg)
-        closures = len(self._closures.n_rot) > 0
+        self._presc_rows = self.prescribed.rows(q, state.t) if self.prescribed else (np.zeros(0, np.int64), np.zeros(0))
+        self._presc_end = state.t + h
+        closures = len(self._closures.n_rot) > 0 or len(self._presc_rows[0]) > 0
         if not closures:
             qd_new, its = self._solve(rhs, self.qd_guess)
             total_its, max_its, solves = its, its, 1
@@ -423,14 +435,24 @@ class RedMaxStepper:
                 qd_new, total_its, solves = self._newton.refine(q, qd, qd_new, control, total_its, solves)
         else:
             qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
-            if self._joint_gs is not None:  # their forces add tension in the next step
-                self._joint_gs.record_closures(model, *self._closure_rows, *self._projection,
-                                               self.system_product(qd_new) - rhs, h)
+            if self._joint_gs is not None or self._closures_breakable:  # their forces add tension in the next step
+                residual = self.system_product(qd_new) - rhs
+                Y, Sinv = self._projection
+                self.row_impulses = (Sinv @ (Y @ residual))[:len(self._closure_rows[1])]
+                if self._joint_gs is not None:
+                    self._joint_gs.record_closures(model, *self._closure_rows, Y, Sinv, residual, h)
         self.qd_guess = qd_new
         solve_seconds = time.perf_counter() - solve_start
+        fixed = self._fixed_rows if closures else None
+        if self.servos:
+            qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed)
         if self.contact is not None:
             qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
+            if len(self._presc_rows[0]):  # contact may have pushed a prescribed joint: its rows again
+                W = minv(model, q, inertia=self.A, joint_diag=self._r, ws=self.servos.ws)
+                qd_new = project(qd_new, W, *self._presc_rows, fixed[:len(fixed) - len(self._presc_rows[0])])
         if self.limits is not None:
+            self.limits.hold(self.prescribed.unit_rows(self._presc_rows[0]) if len(self._presc_rows[0]) else None)
             qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         q_new = integrate(model, q, qd_new, h)
         if self._energy_guard is not None:
@@ -481,13 +503,18 @@ class RedMaxStepper:
         G = np.empty((len(C), model.nv))
         constraint_jacobian(model.tree, ws, bodies, rows, self._lnk[1], G)
         self._closure_rows = (bodies, rows)
+        dofs, rates = self._presc_rows
+        target = -C / self.dt
+        if len(dofs):  # prescribed joints: unit rows with their rates (stages/prescribed.py)
+            G = np.vstack([G, self.prescribed.unit_rows(dofs)])
+            target = np.concatenate([target, rates])
+        self._fixed_rows = G
         if self.linear_solver != "pcg":  # P also serves as the post-stabilization metric
             articulated_inertia_pass(model.tree, ws, self.A, self._r)
         Y = np.empty_like(G)
         block_jacobi_solve_rows(model.tree, ws, G, Y)
         Sinv = _constraint_inverse(G @ Y.T)
         self._projection = (Y, Sinv)
-        target = -C / self.dt
         if self.linear_solver == "pcg" and self.closure_method == "projected":
             x0 = self.qd_guess + Y.T @ (Sinv @ (target - G @ self.qd_guess))  # feasible start
             x, its = self._pcg(rhs, x0, (G, Y, Sinv))
@@ -550,6 +577,8 @@ class RedMaxStepper:
             joint_pass(model.tree, q, ws)
             world_pass(model.tree, ws)
             _, _, C = constraint_rows(self._closures, ws)
+            if len(self._presc_rows[0]):  # the prescribed joints' rows come last in G: their errors too
+                C = np.concatenate([C, self.prescribed.errors(q, self._presc_end)[1]])
             error = float(np.abs(C).max()) if len(C) else 0.0
             if error < 1e-10 or it == 8:
                 return q, error
