@@ -38,11 +38,18 @@ try:  # pragma: no cover - exercised by whichever environment runs the tests
 
     HAVE_NUMBA = True
     NUMBA_VERSION = _numba.__version__
-except ImportError:  # pragma: no cover
+except ImportError as _missing:  # pragma: no cover
     _numba = None
     HAVE_NUMBA = False
     NUMBA_VERSION = None
     TARGET = None
+    if not _DISABLED:  # numba missing (not turned off on purpose): say so once, or a run is just mysteriously slow
+        import warnings
+
+        warnings.warn(f"engine: numba could not be imported ({_missing}); every kernel runs as plain Python, "
+                      "10 to 1000 times slower (results are the same). Install it (pip install numba) or use the "
+                      "project's virtual environment; set ENGINE_DISABLE_JIT=1 to run without it on purpose.",
+                      RuntimeWarning, stacklevel=2)
 
 JIT_ENABLED = HAVE_NUMBA
 
