@@ -22,7 +22,7 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError
-from .geometry import parse_shape
+from .geometry import parse_shapes
 from .spatial import spatial_inertia
 
 #: The arrays every kernel needs, grouped so kernels take one argument.
@@ -278,7 +278,7 @@ class ModelBuilder:
         if shape is not None:
             if not isinstance(shape, dict):
                 raise ModelError(f"{where}: shape must be a dict, got {shape!r}")
-            parse_shape(shape, c, f"{where} shape")
+            parse_shapes(shape, c, f"{where} shape")
         if isinstance(parent, (int, np.integer)):
             p = int(parent)
             if p < -1 or p >= len(self._bodies):
