@@ -219,6 +219,9 @@ def parse_shape(shape: dict, com, where: str) -> ContactShape:
         if kind != CAPSULE and margin >= min(radius, half[0]):
             raise ModelError(f"{where}: 'margin' {margin:g} m must be smaller than the {SHAPE_NAMES[kind]}'s "
                              "radius and half length")
+        if kind == CONE and margin * (1.0 + np.hypot(radius, 2 * half[0]) / radius) >= 2 * half[0]:
+            raise ModelError(f"{where}: 'margin' {margin:g} m leaves the cone no core (its rounded apex would "
+                             "pass its base)")
     groups = collision_groups(shape.get("groups", 1), where)
     return ContactShape(kind, center, rotation, half, radius, axis, _material(shape, "friction", where, np.inf),
                         margin, _material(shape, "restitution", where, 1.0), groups, vertices)
