@@ -13,8 +13,9 @@ hard-constraints solver (``detect_world``). The solve takes one of two forms, eq
 
 * one articulation touched (all contacts on one tree, or on it and static colliders): the dense
   contact space of ``space`` (A = J M⁻¹ Jᵀ by ``method``: "minv", "cholesky" or "impulse") and ``pgs``;
-* several: Gauss–Seidel on the velocities tree by tree (``sparse_space``), so that a pile of a
-  thousand boxes never forms a (3k)² matrix. ``space="dense"`` or ``"sparse"`` forces one.
+* several: Gauss–Seidel on the velocities tree by tree, accelerated by nonsmooth conjugate gradients
+  (``sparse_space``), so that a pile of a thousand boxes never forms a (3k)² matrix and a stack of ten
+  converges in tens of sweeps. ``space="dense"`` or ``"sparse"`` forces one.
 
 The normal target velocity per contact (depth d, free normal velocity u*):
 
@@ -84,7 +85,8 @@ class ContactHandler:
 
     def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
-                 bounce_speed: float = 0.1, speculative_speed: float = 0.0, space: str = "auto"):
+                 bounce_speed: float = 0.1, speculative_speed: float = 0.0, space: str = "auto",
+                 velocity_tol: float = 1e-7):
         if method not in METHODS:
             raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
         if space not in SPACES:
@@ -98,6 +100,7 @@ class ContactHandler:
         self.dt = float(dt)
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
         self.space = space
+        self.velocity_tol = float(velocity_tol)  # m/s: a tree-by-tree sweep that changes no contact velocity more ends
         if not (np.isfinite(speculative_speed) and speculative_speed >= 0):
             raise ValueError(f"contact speculative_speed must be ≥ 0 m/s, got {speculative_speed}")
         # detection margin: contacts are looked for this far beyond each pair's sweep in the step
@@ -185,7 +188,7 @@ class ContactHandler:
             u_free = space.velocity(v)
             target, speed = self.normal_targets(contacts, u_free[0::3], came_in)
             lam, v_new, sweeps = space.solve(v, target, contacts.friction, lam0.reshape(-1), max_iter=self.max_iter,
-                                             tol=self.tol)
+                                             tol=self.velocity_tol)
             self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
         order = np.argsort(keys)
         self._warm_keys = keys[order]

@@ -86,6 +86,10 @@ def clip_against_face(ref, nref, normal, inc, ninc, poly, pcode):
     n = ninc
     src = 0
     cap = poly.shape[1]
+    # a point this close outside a side still counts as inside: aligned boxes put their corners exactly on
+    # the sides, and round-off must not turn a kept corner (its code) into a crossing from one step to the next
+    ex0, ey0, ez0 = ref[1, 0] - ref[0, 0], ref[1, 1] - ref[0, 1], ref[1, 2] - ref[0, 2]
+    tol = 1e-7 * np.sqrt(ex0 * ex0 + ey0 * ey0 + ez0 * ez0) + 1e-12
     for i in range(nref):
         k = (i + 1) % nref
         ex, ey, ez = ref[k, 0] - ref[i, 0], ref[k, 1] - ref[i, 1], ref[k, 2] - ref[i, 2]
@@ -93,11 +97,13 @@ def clip_against_face(ref, nref, normal, inc, ninc, poly, pcode):
         sx = orient * (normal[1] * ez - normal[2] * ey)
         sy = orient * (normal[2] * ex - normal[0] * ez)
         sz = orient * (normal[0] * ey - normal[1] * ex)
+        sl = np.sqrt(sx * sx + sy * sy + sz * sz) + 1e-300  # (distances in m)
         dst = 1 - src
         m = 0
         if n == 1:
-            d0 = sx * (poly[src, 0, 0] - ref[i, 0]) + sy * (poly[src, 0, 1] - ref[i, 1]) + sz * (poly[src, 0, 2] - ref[i, 2])
-            if d0 >= 0.0:
+            d0 = (sx * (poly[src, 0, 0] - ref[i, 0]) + sy * (poly[src, 0, 1] - ref[i, 1])
+                  + sz * (poly[src, 0, 2] - ref[i, 2])) / sl
+            if d0 >= -tol:
                 poly[dst, 0, 0], poly[dst, 0, 1], poly[dst, 0, 2] = poly[src, 0, 0], poly[src, 0, 1], poly[src, 0, 2]
                 pcode[dst, 0] = pcode[src, 0]
                 m = 1
@@ -105,8 +111,10 @@ def clip_against_face(ref, nref, normal, inc, ninc, poly, pcode):
             last = n if n > 2 else 1  # a segment is one open edge, a polygon n closed ones
             for j in range(last):
                 jn = (j + 1) % n
-                dj = sx * (poly[src, j, 0] - ref[i, 0]) + sy * (poly[src, j, 1] - ref[i, 1]) + sz * (poly[src, j, 2] - ref[i, 2])
-                dn = sx * (poly[src, jn, 0] - ref[i, 0]) + sy * (poly[src, jn, 1] - ref[i, 1]) + sz * (poly[src, jn, 2] - ref[i, 2])
+                dj = (sx * (poly[src, j, 0] - ref[i, 0]) + sy * (poly[src, j, 1] - ref[i, 1])
+                      + sz * (poly[src, j, 2] - ref[i, 2])) / sl + tol
+                dn = (sx * (poly[src, jn, 0] - ref[i, 0]) + sy * (poly[src, jn, 1] - ref[i, 1])
+                      + sz * (poly[src, jn, 2] - ref[i, 2])) / sl + tol
                 if dj >= 0.0 and m < cap:
                     poly[dst, m, 0], poly[dst, m, 1], poly[dst, m, 2] = poly[src, j, 0], poly[src, j, 1], poly[src, j, 2]
                     pcode[dst, m] = pcode[src, j]

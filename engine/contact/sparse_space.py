@@ -220,57 +220,92 @@ def _apply_impulse(trees, block_start, block_tree, offset, W, c, d0, d1, d2, v):
 
 
 @kernel
-def sparse_pgs(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, max_iter, tol, floor):
-    """Gauss–Seidel on the velocities (module docstring), in place: lam (3k,) from its warm start, v (nv,)
-    from v* (the warm start's impulses are applied first) to v⁺. Contacts with A_nn ≤ floor are left out.
-    Returns the sweeps."""
+def _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, floor):
+    """One Gauss–Seidel sweep over the contacts (module docstring); returns the largest contact-velocity
+    change it made (m/s)."""
+    k = target_n.shape[0]
+    dvel = 0.0
+    for c in range(k):
+        if Acc[c, 0, 0] <= floor:
+            continue
+        r = 3 * c
+        u0 = u1 = u2 = 0.0
+        for blk in range(block_start[c], block_start[c + 1]):
+            t = block_tree[blk]
+            s, nd = trees.dof_start[t], trees.dof_start[t + 1] - trees.dof_start[t]
+            o = offset[blk]
+            for d in range(nd):
+                x = v[trees.dofs[s + d]]
+                u0 += J[o + 3 * d] * x
+                u1 += J[o + 3 * d + 1] * x
+                u2 += J[o + 3 * d + 2] * x
+        ln = max(0.0, lam[r] - (u0 - target_n[c]) / Acc[c, 0, 0])
+        dn = ln - lam[r]
+        ut1 = u1 + Acc[c, 1, 0] * dn
+        ut2 = u2 + Acc[c, 2, 0] * dn
+        a11, a12, a22 = Acc[c, 1, 1], Acc[c, 1, 2], Acc[c, 2, 2]
+        # isotropic step 1/g, g the tangent block's largest eigenvalue: sliding friction then opposes
+        # the slip exactly (``pgs``)
+        g = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
+        t1 = lam[r + 1] - ut1 / max(g, 1e-300)
+        t2 = lam[r + 2] - ut2 / max(g, 1e-300)
+        bound = mu[c] * ln
+        norm = np.sqrt(t1 * t1 + t2 * t2)
+        if norm > bound:
+            f = bound / norm if norm > 0.0 else 0.0
+            t1 *= f
+            t2 *= f
+        d1, d2 = t1 - lam[r + 1], t2 - lam[r + 2]
+        lam[r], lam[r + 1], lam[r + 2] = ln, t1, t2
+        if dn != 0.0 or d1 != 0.0 or d2 != 0.0:
+            _apply_impulse(trees, block_start, block_tree, offset, W, c, dn, d1, d2, v)
+        dvel = max(dvel, abs(dn) * Acc[c, 0, 0] + max(abs(d1), abs(d2)) * g)
+    return dvel
+
+
+@kernel
+def sparse_pgs(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, max_iter, tol, floor,
+               previous, direction):
+    """Gauss–Seidel on the velocities (module docstring) accelerated by nonsmooth nonlinear conjugate gradients
+    (NNCG: Silcowitz, Niebe & Erleben 2010, Alg. 2): each sweep's change r = PGS(λ) − λ is a descent direction;
+    with β = ‖r_k‖² / ‖r_k−1‖² the step β p is added (p ← r + β p), and p restarts when β > 1. In place: lam
+    (3k,) from its warm start, v (nv,) from v* to v⁺ (v = v* + W λ throughout). Stops when a sweep changes
+    no contact velocity by more than tol (m/s). previous, direction (3k,): scratch. Returns the sweeps."""
     k = target_n.shape[0]
     for c in range(k):
         if Acc[c, 0, 0] <= floor:
             lam[3 * c] = lam[3 * c + 1] = lam[3 * c + 2] = 0.0
         elif lam[3 * c] != 0.0 or lam[3 * c + 1] != 0.0 or lam[3 * c + 2] != 0.0:
             _apply_impulse(trees, block_start, block_tree, offset, W, c, lam[3 * c], lam[3 * c + 1], lam[3 * c + 2], v)
+    direction[:] = 0.0
+    rr_old = 0.0
     sweeps = 0
     for it in range(max_iter):
         sweeps = it + 1
-        change = 0.0
-        scale = 1e-300
-        for c in range(k):
-            if Acc[c, 0, 0] <= floor:
-                continue
-            r = 3 * c
-            u0 = u1 = u2 = 0.0
-            for blk in range(block_start[c], block_start[c + 1]):
-                t = block_tree[blk]
-                s, nd = trees.dof_start[t], trees.dof_start[t + 1] - trees.dof_start[t]
-                o = offset[blk]
-                for d in range(nd):
-                    x = v[trees.dofs[s + d]]
-                    u0 += J[o + 3 * d] * x
-                    u1 += J[o + 3 * d + 1] * x
-                    u2 += J[o + 3 * d + 2] * x
-            ln = max(0.0, lam[r] - (u0 - target_n[c]) / Acc[c, 0, 0])
-            dn = ln - lam[r]
-            ut1 = u1 + Acc[c, 1, 0] * dn
-            ut2 = u2 + Acc[c, 2, 0] * dn
-            a11, a12, a22 = Acc[c, 1, 1], Acc[c, 1, 2], Acc[c, 2, 2]
-            gmax = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
-            t1 = lam[r + 1] - ut1 / max(gmax, 1e-300)
-            t2 = lam[r + 2] - ut2 / max(gmax, 1e-300)
-            bound = mu[c] * ln
-            norm = np.sqrt(t1 * t1 + t2 * t2)
-            if norm > bound:
-                f = bound / norm if norm > 0.0 else 0.0
-                t1 *= f
-                t2 *= f
-            d1, d2 = t1 - lam[r + 1], t2 - lam[r + 2]
-            lam[r], lam[r + 1], lam[r + 2] = ln, t1, t2
-            if dn != 0.0 or d1 != 0.0 or d2 != 0.0:
-                _apply_impulse(trees, block_start, block_tree, offset, W, c, dn, d1, d2, v)
-            change = max(change, max(abs(dn), max(abs(d1), abs(d2))))
-            scale = max(scale, max(abs(ln), max(abs(t1), abs(t2))))
-        if change <= tol * scale:
+        previous[:] = lam
+        dvel = _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, floor)
+        if dvel <= tol:
             break
+        rr = 0.0
+        for i in range(3 * k):
+            r = lam[i] - previous[i]
+            rr += r * r
+        beta = rr / rr_old if rr_old > 0.0 else 0.0
+        rr_old = rr
+        if beta > 1.0:  # restart
+            for i in range(3 * k):
+                direction[i] = lam[i] - previous[i]
+            continue
+        for c in range(k):
+            r0 = 3 * c
+            b0, b1, b2 = beta * direction[r0], beta * direction[r0 + 1], beta * direction[r0 + 2]  # β p_old
+            for j in range(3):
+                direction[r0 + j] = (lam[r0 + j] - previous[r0 + j]) + beta * direction[r0 + j]
+            if beta > 0.0 and Acc[c, 0, 0] > floor and (b0 != 0.0 or b1 != 0.0 or b2 != 0.0):
+                lam[r0] += b0
+                lam[r0 + 1] += b1
+                lam[r0 + 2] += b2
+                _apply_impulse(trees, block_start, block_tree, offset, W, c, b0, b1, b2, v)
     return sweeps
 
 
@@ -303,8 +338,9 @@ class SparseContactSpace:
         sparse_velocity(self.trees, r.block_start, r.block_tree, r.offset, r.J, np.ascontiguousarray(v, dtype=float), u)
         return u
 
-    def solve(self, v, target_n, mu, lam0, *, max_iter: int = 200, tol: float = 1e-10):
-        """(λ (3k,), v⁺ (nv,), sweeps) from v* (nv,), normal targets (k,), μ (k,), warm start λ0 (3k,)."""
+    def solve(self, v, target_n, mu, lam0, *, max_iter: int = 200, tol: float = 1e-7):
+        """(λ (3k,), v⁺ (nv,), sweeps) from v* (nv,), normal targets (k,), μ (k,), warm start λ0 (3k,);
+        tol: the contact-velocity change (m/s) below which a sweep ends the solve."""
         r = self.rows
         lam = np.array(lam0, dtype=float)
         v_new = np.array(v, dtype=float)
@@ -312,5 +348,5 @@ class SparseContactSpace:
         floor = 1e-12 * max(1.0, float(diag.max(initial=0.0)))
         sweeps = sparse_pgs(self.trees, r.block_start, r.block_tree, r.offset, r.J, r.W, r.Acc,
                             np.ascontiguousarray(target_n, dtype=float), np.ascontiguousarray(mu, dtype=float), lam,
-                            v_new, int(max_iter), float(tol), floor)
+                            v_new, int(max_iter), float(tol), floor, np.zeros(lam.shape[0]), np.zeros(lam.shape[0]))
         return lam, v_new, sweeps
