@@ -79,6 +79,49 @@ def scene_detector(scene, margin: float = 0.02) -> CollisionDetector:
                              pair_friction=friction)
 
 
+def normal_targets(depth, u_n_free, restitution, came_in, h: float, baumgarte: float, slop: float,
+                   bounce_speed: float):
+    """(target normal velocities (k,), approach speeds to remember (k,)) for contacts of depth (k,) (m, > 0
+    penetrating), free normal velocity u_n_free (k,), pair restitution (k,) and the speed each came in
+    with when the previous step closed its gap (k,) (module docstring)."""
+    d = depth
+    push = baumgarte * np.maximum(d - slop, 0.0) / h
+    target = np.where(d < 0.0, d / h, push)
+    approach = -u_n_free
+    touching = d > -slop
+    v_in = np.where(approach > 0.0, np.maximum(approach, came_in), 0.0)
+    impact = touching & (v_in > bounce_speed) & (restitution > 0.0)
+    target = np.where(impact, np.maximum(target, restitution * v_in), target)
+    # a gap the free motion would cross this step closes exactly; the bounce is next step's
+    crossing = ~touching & (u_n_free * h < d) & (approach > bounce_speed) & (restitution > 0.0)
+    return target, np.where(crossing, approach, 0.0)
+
+
+class ContactMemory:
+    """What the contacts of the last step leave to the next, by contact key: impulses (warm start) and the
+    approach speed of a gap the speculative target closed."""
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        self.keys, self.lam, self.speed = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
+
+    def recall(self, keys):
+        """(λ0 (k, 3), approach speeds (k,)) of the contacts that existed last step, zeros otherwise."""
+        lam0, speed = np.zeros((len(keys), 3)), np.zeros(len(keys))
+        if len(self.keys):
+            idx = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+            hit = self.keys[idx] == keys
+            lam0[hit] = self.lam[idx[hit]]
+            speed[hit] = self.speed[idx[hit]]
+        return lam0, speed
+
+    def keep(self, keys, lam, speed) -> None:
+        order = np.argsort(keys)
+        self.keys, self.lam, self.speed = keys[order], np.asarray(lam).reshape(-1, 3)[order], speed[order]
+
+
 class ContactHandler:
     """The contact stage of a scene with a ground, body contacts or static colliders; ``method``:
     ``"minv"``, ``"cholesky"`` or ``"impulse"`` (``space``); ``space``: ``"auto"``, ``"dense"``, ``"sparse"``."""
@@ -110,9 +153,7 @@ class ContactHandler:
         self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
         self.detector = scene_detector(scene, self.margin)
         self.trees = model_trees(self.model)
-        self._warm_keys = np.zeros(0, np.int64)
-        self._warm_lam = np.zeros((0, 3))
-        self._warm_speed = np.zeros(0)  # approach speed of a gap closed by the speculative target last step
+        self.memory = ContactMemory()
         self.last: ContactStep | None = None
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
 
@@ -126,33 +167,12 @@ class ContactHandler:
         R1, p1 = link_poses(self.model, integrate(self.model, q, v, self.dt), ws=self.ws)
         return self.detector.detect(R, p, R1, p1)
 
-    def _warm_start(self, keys):
-        """(λ0 (k, 3), approach speeds (k,)) of the contacts that existed last step, zeros otherwise."""
-        lam0, speed = np.zeros((len(keys), 3)), np.zeros(len(keys))
-        if len(self._warm_keys):
-            idx = np.searchsorted(self._warm_keys, keys)
-            idx = np.minimum(idx, len(self._warm_keys) - 1)
-            hit = self._warm_keys[idx] == keys
-            lam0[hit] = self._warm_lam[idx[hit]]
-            speed[hit] = self._warm_speed[idx[hit]]
-        return lam0, speed
-
     def normal_targets(self, contacts: Contacts, u_n_free: np.ndarray, came_in: np.ndarray | None = None):
-        """(targets (k,), approach speeds to remember (k,)): module docstring."""
-        h, d = self.dt, contacts.depth
+        """(targets (k,), approach speeds to remember (k,)) of ``normal_targets`` with this stage's settings."""
         e = (np.full(len(contacts), self.ground.restitution if self.ground is not None else 0.0)
              if contacts.restitution is None else contacts.restitution)
-        came_in = np.zeros(len(contacts)) if came_in is None else came_in
-        push = self.baumgarte * np.maximum(d - self.slop, 0.0) / h
-        target = np.where(d < 0.0, d / h, push)
-        approach = -u_n_free
-        touching = d > -self.slop
-        v_in = np.where(approach > 0.0, np.maximum(approach, came_in), 0.0)
-        impact = touching & (v_in > self.bounce_speed) & (e > 0.0)
-        target = np.where(impact, np.maximum(target, e * v_in), target)
-        # a gap the free motion would cross this step closes exactly; the bounce is next step's
-        crossing = ~touching & (u_n_free * h < d) & (approach > self.bounce_speed) & (e > 0.0)
-        return target, np.where(crossing, approach, 0.0)
+        return normal_targets(contacts.depth, u_n_free, e, np.zeros(len(contacts)) if came_in is None else came_in,
+                              self.dt, self.baumgarte, self.slop, self.bounce_speed)
 
     def apply(self, q, v, metric=None) -> np.ndarray:
         """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
@@ -166,10 +186,10 @@ class ContactHandler:
         self.seconds["detect"] += t1 - t0
         if k == 0:
             self.last = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0)))
-            self._warm_keys, self._warm_lam, self._warm_speed = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
+            self.memory.clear()
             return v
         keys = contacts.feature
-        lam0, came_in = self._warm_start(keys)
+        lam0, came_in = self.memory.recall(keys)
         if self._dense(contacts):
             space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self.ws)
             t2 = time.perf_counter()
@@ -190,10 +210,7 @@ class ContactHandler:
             lam, v_new, sweeps = space.solve(v, target, contacts.friction, lam0.reshape(-1), max_iter=self.max_iter,
                                              tol=self.velocity_tol)
             self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
-        order = np.argsort(keys)
-        self._warm_keys = keys[order]
-        self._warm_lam = lam.reshape(-1, 3)[order]
-        self._warm_speed = speed[order]
+        self.memory.keep(keys, lam, speed)
         self.seconds["pgs"] += time.perf_counter() - t2
         return v_new
 
