@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import kernel
-from .convex import support
+from .convex import TRIANGLE, support
 
 GJK_ITERATIONS = 96
 GJK_TOLERANCE = 1e-13     # relative: stop when ‖v‖² − v·w ≤ this · ‖v‖²
@@ -271,6 +271,17 @@ def gjk_epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b):
         previous = n
         n = closest_on_simplex(wk, n + 1)
         if n == 4:
+            if vw > 0.0:
+                # w lies on v's side of the plane v·x = 0, as does the old simplex: the new one cannot enclose
+                # the origin (a sliver tetrahedron fooled the sign tests), and v·w > 0 proves A and B apart
+                n = previous
+                for k in range(n):
+                    _copy_row(wk.W, 16 + k, wk.W, k)
+                    _copy_row(wk.A, 16 + k, wk.A, k)
+                    _copy_row(wk.B, 16 + k, wk.B, k)
+                    wk.lam[k] = wk.W[20, k]
+                _set_v(wk, n)
+                break
             overlap = True
             break
         new = wk.v[0] ** 2 + wk.v[1] ** 2 + wk.v[2] ** 2
@@ -384,8 +395,13 @@ def epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale, normal, a, b):
     as ``gjk_epa``."""
     W = wk.W
     if n < 4 and not _grow_simplex(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale):
-        # D is flat around the origin (touching faces): depth 0, the normal from the centres
-        dx, dy, dz = pA[0] - pB[0], pA[1] - pB[1], pA[2] - pB[2]
+        # D is flat around the origin (touching faces): depth 0, the normal from B's centre to A's
+        cx, cy, cz = pB[0], pB[1], pB[2]
+        if kB == TRIANGLE:
+            cx = (vB[0, 0] + vB[1, 0] + vB[2, 0]) / 3.0
+            cy = (vB[0, 1] + vB[1, 1] + vB[2, 1]) / 3.0
+            cz = (vB[0, 2] + vB[1, 2] + vB[2, 2]) / 3.0
+        dx, dy, dz = pA[0] - cx, pA[1] - cy, pA[2] - cz
         dl = np.sqrt(dx * dx + dy * dy + dz * dz)
         if dl < 1e-300:
             dx, dy, dz, dl = 0.0, 0.0, 1.0, 1.0

@@ -29,6 +29,10 @@ The normal target velocity per contact (depth d, free normal velocity u*):
 
 Impulses are warm-started from the previous step by contact key and ``last`` keeps the step's
 contacts, impulses and sweeps for tests and stats.
+
+The velocity constraints are linear in the step; a body turning fast moves its contact point along an
+arc and can end a step deeper than they allow. ``stabilize(q⁺)`` — the steppers call it after
+integrating — projects such a configuration back (post-stabilization on positions, the velocity kept).
 """
 from __future__ import annotations
 
@@ -48,6 +52,7 @@ from .space import METHODS, ContactSpace
 from .sparse_space import SparseContactSpace, model_trees
 
 SPACES = ("auto", "dense", "sparse")
+STABILIZE_PASSES = 3
 
 
 @dataclass
@@ -129,7 +134,7 @@ class ContactHandler:
     def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
                  bounce_speed: float = 0.1, speculative_speed: float = 0.0, space: str = "auto",
-                 velocity_tol: float = 1e-7):
+                 velocity_tol: float = 1e-7, stabilize_depth: float = 1e-3):
         if method not in METHODS:
             raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
         if space not in SPACES:
@@ -151,6 +156,7 @@ class ContactHandler:
         if speculative_speed > 0:
             self.margin = max(self.margin, float(speculative_speed) * self.dt)
         self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
+        self.stabilize_depth = float(stabilize_depth)  # m: deeper than this at a step's end is projected out
         self.detector = scene_detector(scene, self.margin)
         self.trees = model_trees(self.model)
         self.memory = ContactMemory()
@@ -213,6 +219,36 @@ class ContactHandler:
         self.memory.keep(keys, lam, speed)
         self.seconds["pgs"] += time.perf_counter() - t2
         return v_new
+
+    def stabilize(self, q_new) -> np.ndarray:
+        """Post-stabilization (the step's last stage, after q⁺ = q ⊕ h v⁺): where a contact at q⁺ is deeper than
+        ``stabilize_depth`` — a fast-turning body's arc leaves the linear velocity constraint — q⁺ moves by
+        Δq = M⁻¹ J_nᵀ δ, δ ≥ 0 with J_n Δq ≥ depth − slop for every contact found (a gap: at most closing it),
+        the same contact problem without friction on positions instead of velocities, up to STABILIZE_PASSES
+        times. The velocity is left as it is (no energy is added). Returns q⁺ unchanged when nothing is that
+        deep."""
+        for _ in range(STABILIZE_PASSES):  # (a projection is linear too: a second pass takes what the arc left)
+            t0 = time.perf_counter()
+            R, p = link_poses(self.model, q_new, ws=self.ws)
+            contacts = self.detector.detect(R.copy(), p.copy())
+            self.seconds["detect"] += time.perf_counter() - t0
+            if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
+                break
+            target = contacts.depth - self.slop
+            none = np.zeros(len(contacts))
+            if self._dense(contacts):
+                space = ContactSpace(self.model, q_new, contacts, self.method, self.threads, None, None, self.ws)
+                lam, _, _ = solve_contacts(space.A, np.zeros(3 * len(contacts)), target, none, None,
+                                           max_iter=self.max_iter, tol=self.tol)
+                dq = space.response(lam)
+            else:
+                F = point_maps(np.ascontiguousarray(contacts.point, dtype=float), contact_directions(contacts.normal))
+                space = SparseContactSpace(self.model, self.trees, q_new, contacts, F, None, None, self.ws)
+                _, dq, _ = space.solve(np.zeros(self.model.nv), target, none, np.zeros(3 * len(contacts)),
+                                       max_iter=self.max_iter, tol=1e-3 * self.slop)
+            self.seconds["pgs"] += time.perf_counter() - t0
+            q_new = integrate(self.model, q_new, dq, 1.0)
+        return q_new
 
     def _dense(self, contacts: Contacts) -> bool:
         """Dense contact space: forced, or all contacts on one tree (besides static colliders)."""

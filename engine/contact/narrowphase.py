@@ -10,8 +10,8 @@ Per pair kind:
   of a curved one;
 * a shape on a static mesh triangle — GJK/EPA with the triangle as the second core. An edge or vertex
   of the triangle that is not sharp (a flat or concave edge between two triangles) gives no normal of
-  its own: the face normal is used, measured along it (Bullet's internal-edge problem: a box sliding
-  over a flat floor of many triangles must not catch on their shared edges).
+  its own: such a contact is left to the neighbouring triangle, whose face it is over (Bullet's
+  internal-edge problem: a box sliding over a flat floor of many triangles must not catch on their seams).
 
 Then ``manifold`` makes several points where a face rests on a face. Contacts are written to a
 ``ContactOut`` with the normal from the second body (or the static collider) to the first, the depth
@@ -324,7 +324,9 @@ def plane_pair(mw, pts, kA, dA, vA, RA, pA, rho_a, pn, pd, threshold, tmp, tmp2)
 def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, threshold, normal, a, b, eye,
                   zero, zdims, nofaces):
     """Candidates of a shape against one static triangle tri (3, 3) (face normal tn, sharp edge flags,
-    rounding rho_t), the triangle being the second shape. Returns the count."""
+    rounding rho_t), the triangle being the second shape. Returns the count. A contact whose closest point
+    is on an edge or vertex that is not sharp, with a normal that is not the face's, is left to the
+    neighbouring triangle (``static_mesh``)."""
     dist = gjk_epa(kA, dA, vA, RA, pA, TRIANGLE, zdims, tri, eye, zero, wk, normal, a, b)
     if dist - rho_a - rho_t > threshold + 1e-9:
         return 0
@@ -347,19 +349,10 @@ def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, 
     free_normal = (on0 and sharp[0]) or (on1 and sharp[1]) or (on2 and sharp[2])
     interior = not (on0 or on1 or on2)
     if not interior and not free_normal:
-        side = normal[0] * tn[0] + normal[1] * tn[1] + normal[2] * tn[2]
-        if side == 0.0:
-            side = (pA[0] - tri[0, 0]) * tn[0] + (pA[1] - tri[0, 1]) * tn[1] + (pA[2] - tri[0, 2]) * tn[2]
-        s = 1.0 if side >= 0.0 else -1.0
-        for c in range(3):
-            normal[c] = s * tn[c]
-            mw.na[c] = -normal[c]
-        support(kA, dA, vA, RA, pA, mw.na, a, mw.nb)
-        sep = normal[0] * (a[0] - tri[0, 0]) + normal[1] * (a[1] - tri[0, 1]) + normal[2] * (a[2] - tri[0, 2])
-        for c in range(3):
-            b[c] = a[c] - sep * normal[c]
-        dist = sep
-        if dist - rho_a - rho_t > threshold:
+        # closest on a flat or concave edge: the neighbouring face holds the contact; this one only keeps a
+        # normal that is its own face's (a box resting across the seam of two floor triangles)
+        c = abs(normal[0] * tn[0] + normal[1] * tn[1] + normal[2] * tn[2])
+        if c < FACE_COS:
             return 0
     count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, TRIANGLE, zdims, tri, nofaces, eye, zero, rho_t,
                              normal, threshold)

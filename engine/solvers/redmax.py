@@ -433,6 +433,8 @@ class RedMaxStepper:
         if self.limits is not None:
             qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         q_new = integrate(model, q, qd_new, h)
+        if self.contact is not None:
+            q_new = self.contact.stabilize(q_new)  # no contact deeper than the stage allows at the step's end
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         constraint_error = 0.0
