@@ -16,28 +16,27 @@ from .._jit import kernel
 FACE_A, FACE_B, EDGES, SEPARATED = 0, 1, 2, 3
 
 
-@kernel
+@kernel(refcounts=False)
 def box_box_sat(ha, RA, pA, hb, RB, pB, normal):
     """(kind, index, depth) for boxes of half sizes ha, hb (3,) at rotations RA, RB and centres pA, pB:
     kind FACE_A (index = A's axis), FACE_B, EDGES (index = 3 i + j for A's axis i × B's axis j) or
     SEPARATED; depth > 0 the least overlap (m); normal (3,) ← the unit direction from B to A."""
     tx, ty, tz = pA[0] - pB[0], pA[1] - pB[1], pA[2] - pB[2]
-    # C[i, j] = A_i · B_j
-    C = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = RA[0, i] * RB[0, j] + RA[1, i] * RB[1, j] + RA[2, i] * RB[2, j]
     best_face, face_kind, face_index = np.inf, FACE_A, 0
-    for i in range(3):  # A's faces
+    for i in range(3):  # A's faces (A_i · B_j by columns)
         ra = ha[i]
-        rb = hb[0] * abs(C[i, 0]) + hb[1] * abs(C[i, 1]) + hb[2] * abs(C[i, 2])
+        rb = 0.0
+        for j in range(3):
+            rb += hb[j] * abs(RA[0, i] * RB[0, j] + RA[1, i] * RB[1, j] + RA[2, i] * RB[2, j])
         overlap = ra + rb - abs(tx * RA[0, i] + ty * RA[1, i] + tz * RA[2, i])
         if overlap < 0.0:
             return SEPARATED, i, overlap
         if overlap < best_face:
             best_face, face_kind, face_index = overlap, FACE_A, i
     for j in range(3):  # B's faces
-        ra = ha[0] * abs(C[0, j]) + ha[1] * abs(C[1, j]) + ha[2] * abs(C[2, j])
+        ra = 0.0
+        for i in range(3):
+            ra += ha[i] * abs(RA[0, i] * RB[0, j] + RA[1, i] * RB[1, j] + RA[2, i] * RB[2, j])
         overlap = ra + hb[j] - abs(tx * RB[0, j] + ty * RB[1, j] + tz * RB[2, j])
         if overlap < 0.0:
             return SEPARATED, 3 + j, overlap
@@ -78,7 +77,7 @@ def box_box_sat(ha, RA, pA, hb, RB, pB, normal):
     return face_kind, face_index, best_face
 
 
-@kernel
+@kernel(refcounts=False)
 def box_edge(h, R, p, axis, d, a, b):
     """The box edge along ``axis`` farthest in direction d (3,): its ends into a, b (3,)."""
     for c in range(3):

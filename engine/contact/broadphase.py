@@ -190,13 +190,13 @@ def build_bvh(tlo, thi, node_lo, node_hi, child, first, count, tris):
     return nodes
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def bvh_overlaps(T, node, lo, hi):
     return not (T.bvh_lo[node, 0] > hi[0] or T.bvh_hi[node, 0] < lo[0] or T.bvh_lo[node, 1] > hi[1]
                 or T.bvh_hi[node, 1] < lo[1] or T.bvh_lo[node, 2] > hi[2] or T.bvh_hi[node, 2] < lo[2])
 
 
-@kernel
+@kernel(refcounts=False)
 def bvh_query(T, lo, hi, stack, found):
     """Triangles whose boxes may overlap the box lo, hi (3,) into found (cap,); returns how many (≤ cap)."""
     if T.bvh_lo.shape[0] == 0:

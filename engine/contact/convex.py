@@ -34,7 +34,7 @@ MAX_FEATURE = 16        # most points a support feature (or a clipped polygon) h
 FACE_COS = 0.9986       # cos 3°: a cap, side line or segment counts as facing d within this
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def local_support(kind, dims, verts, dx, dy, dz, out):
     """out (3,) ← the core's support point in direction (dx, dy, dz), shape frame (convex, triangle:
     the frame of ``verts``)."""
@@ -85,7 +85,7 @@ def local_support(kind, dims, verts, dx, dy, dz, out):
         out[2] = verts[arg, 2]
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def support(kind, dims, verts, R, p, d, out, tmp):
     """out (3,) ← the core's support point (world) in world direction d (3,), for a shape at rotation R
     (3, 3) and position p (3,); tmp (3,) scratch."""
@@ -97,13 +97,13 @@ def support(kind, dims, verts, R, p, d, out, tmp):
         out[i] = p[i] + R[i, 0] * tmp[0] + R[i, 1] * tmp[1] + R[i, 2] * tmp[2]
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def to_world(R, p, x, y, z, pts, k):
     for i in range(3):
         pts[k, i] = p[i] + R[i, 0] * x + R[i, 1] * y + R[i, 2] * z
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def rim_polygon(R, p, r, z, reverse, pts):
     """RIM_POINTS points of the circle of radius r at height z (shape frame) into pts, world; counter-
     clockwise about +z, or clockwise when ``reverse`` (so the polygon winds counter-clockwise seen from
@@ -115,7 +115,7 @@ def rim_polygon(R, p, r, z, reverse, pts):
         to_world(R, p, r * np.cos(a), r * np.sin(a), z, pts, k)
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def support_feature(kind, dims, verts, faces, R, p, d, pts, normal):
     """The core's feature facing world direction d (3,): its points into pts (MAX_FEATURE, 3) (world; a
     polygon counter-clockwise seen from outside), and returns (count, is_face): count 1 (a vertex), 2 (an
@@ -144,16 +144,15 @@ def support_feature(kind, dims, verts, faces, R, p, d, pts, normal):
             ax = 2
         s = 1.0 if (dx, dy, dz)[ax] >= 0.0 else -1.0
         u, v = (ax + 1) % 3, (ax + 2) % 3
-        c = np.zeros(3)
         for k in range(4):  # (u, v) corners counter-clockwise about +axis; reversed on the − face
             cu = (1.0, -1.0, -1.0, 1.0)[k]
             cv = (1.0, 1.0, -1.0, -1.0)[k]
             if s < 0.0:
                 cv = -cv
-            c[ax] = s * dims[ax]
-            c[u] = cu * dims[u]
-            c[v] = cv * dims[v]
-            to_world(R, p, c[0], c[1], c[2], pts, k)
+            x = s * dims[0] if ax == 0 else (cu * dims[0] if u == 0 else cv * dims[0])
+            y = s * dims[1] if ax == 1 else (cu * dims[1] if u == 1 else cv * dims[1])
+            z = s * dims[2] if ax == 2 else (cu * dims[2] if u == 2 else cv * dims[2])
+            to_world(R, p, x, y, z, pts, k)
         for i in range(3):
             normal[i] = s * R[i, ax]
         return 4, True
@@ -222,7 +221,7 @@ def support_feature(kind, dims, verts, faces, R, p, d, pts, normal):
     return m, True
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def core_points(kind, dims, verts, R, p, pts):
     """Every vertex of the core (world) into pts (≥ 2 RIM_POINTS + 1 or the hull's vertex count, 3): the
     candidates a plane touches. Sphere: its centre; capsule: 2 ends; box: 8 corners; cylinder: both rims;

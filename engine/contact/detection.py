@@ -45,7 +45,7 @@ def detect_work(n_triangles: int) -> DetectWork:
                       np.zeros(BVH_STACK, np.int64), np.zeros(max(n_triangles, 1), np.int64))
 
 
-@kernel
+@kernel(refcounts=False)
 def find_contacts(S, T, Rw, pw, lo, hi, sweep, pairs, npairs, margin, pair_mu, out, mw, wk, dw):
     """Contacts of the candidate pairs (``sweep_and_prune``), of every body shape with the planes and
     with the triangles its box reaches, into out (``ContactOut``)."""
@@ -141,6 +141,19 @@ class CollisionDetector:
         self._out = contact_out(max(8 * m, 64))
         self._mw, self._wk = manifold_work(), gjk_work()
         self._dw = detect_work(self.static.tri_v.shape[0])
+
+    def sweeps(self, R0, p0, R1, p1):
+        """((m,) how far each shape moves between link poses 0 and 1 (a bound, m; ``broadphase.shape_sweeps``),
+        (m,) how far its farthest point leaves the straight line through its move: reach · (1 − cos θ), θ the
+        angle it turns)."""
+        S = self.shapes
+        m = S.kind.shape[0]
+        Rw0, pw0, Rw1, pw1, out = np.zeros((m, 3, 3)), np.zeros((m, 3)), np.zeros((m, 3, 3)), np.zeros((m, 3)), np.zeros(m)
+        shape_poses(S, np.ascontiguousarray(R0), np.ascontiguousarray(p0), Rw0, pw0)
+        shape_poses(S, np.ascontiguousarray(R1), np.ascontiguousarray(p1), Rw1, pw1)
+        shape_sweeps(S, Rw0, pw0, Rw1, pw1, out)
+        cos = np.clip(0.5 * (np.einsum("mij,mij->m", Rw0, Rw1) - 1.0), -1.0, 1.0)
+        return out, S.reach * (1.0 - cos)
 
     @property
     def n_shapes(self) -> int:

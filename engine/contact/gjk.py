@@ -60,19 +60,19 @@ def gjk_work() -> GjkWork:
                    np.zeros(3), np.zeros(3), np.zeros(3))
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _dot(a, i, b, j):
     return a[i, 0] * b[j, 0] + a[i, 1] * b[j, 1] + a[i, 2] * b[j, 2]
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _copy_row(src, i, dst, j):
     dst[j, 0] = src[i, 0]
     dst[j, 1] = src[i, 1]
     dst[j, 2] = src[i, 2]
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _keep(wk, i0, i1, i2, n):
     """The simplex becomes its points i0, i1, i2 (the first n of them), in that order (rows 4–6 of the
     buffers are the scratch: the simplex uses rows 0–3)."""
@@ -86,7 +86,7 @@ def _keep(wk, i0, i1, i2, n):
     return n
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _set_v(wk, n):
     """v ← Σ λ_k W_k over the first n simplex points."""
     for i in range(3):
@@ -96,7 +96,7 @@ def _set_v(wk, n):
         wk.v[i] = s
 
 
-@kernel
+@kernel(refcounts=False)
 def closest_on_triangle(wk, i0, i1, i2):
     """Ericson §5.1.5 for the origin and the triangle W[i0], W[i1], W[i2]; the simplex is reduced to the
     feature holding the closest point (its weights in lam, v set). Returns the new simplex size."""
@@ -153,7 +153,7 @@ def closest_on_triangle(wk, i0, i1, i2):
     return n
 
 
-@kernel
+@kernel(refcounts=False)
 def closest_on_simplex(wk, n):
     """Reduce the simplex of n points (1–4) to the smallest one holding its point closest to the origin;
     returns its size, 4 when the origin is inside the tetrahedron."""
@@ -222,7 +222,7 @@ def closest_on_simplex(wk, n):
     return best_n
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def minkowski_support(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, dx, dy, dz, row):
     """W[row] = s_A(d) − s_B(−d), with A[row], B[row] the support points."""
     wk.d[0], wk.d[1], wk.d[2] = dx, dy, dz
@@ -235,7 +235,7 @@ def minkowski_support(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, dx, dy, dz, ro
         wk.W[row, i] = wk.sa[i] - wk.sb[i]
 
 
-@kernel
+@kernel(refcounts=False)
 def gjk_epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b):
     """Signed distance (m) between the cores A and B (see ``convex``), with normal (3,) ← the unit
     direction from B to A and a, b (3,) ← the closest (or, overlapping, deepest) points on A's and B's
@@ -311,7 +311,7 @@ def gjk_epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b):
     return -epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale, normal, a, b)
 
 
-@kernel
+@kernel(refcounts=False)
 def _grow_simplex(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale):
     """Complete a simplex of n < 4 points around an origin it touches to a tetrahedron of D."""
     W = wk.W
@@ -372,7 +372,7 @@ def _grow_simplex(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale):
     return best > 1e-24 * scale ** 3
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _set_face(wk, f, i, j, k):
     """Face f = (i, j, k) with its outward normal and distance; False when it has no area."""
     W = wk.W
@@ -389,7 +389,7 @@ def _set_face(wk, f, i, j, k):
     return True
 
 
-@kernel
+@kernel(refcounts=False)
 def epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale, normal, a, b):
     """Penetration depth ≥ 0 of the overlapping cores from GJK's final simplex (n points); normal, a, b
     as ``gjk_epa``."""

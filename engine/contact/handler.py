@@ -32,7 +32,8 @@ contacts, impulses and sweeps for tests and stats.
 
 The velocity constraints are linear in the step; a body turning fast moves its contact point along an
 arc and can end a step deeper than they allow. ``stabilize(q⁺)`` — the steppers call it after
-integrating — projects such a configuration back (post-stabilization on positions, the velocity kept).
+integrating — projects such a configuration back (post-stabilization on positions, the velocity kept),
+with the step's own contacts followed to q⁺ and its own responses (no second detection).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ import numpy as np
 
 from ..algorithms.kinematics import link_poses
 from ..integrators import integrate
+from .closure_projection import project_onto_closures
 from .colliders import PLANE, StaticCollider, body_shape_list
 from .detection import CollisionDetector
 from .jacobian import contact_directions, point_maps
@@ -52,7 +54,6 @@ from .space import METHODS, ContactSpace
 from .sparse_space import SparseContactSpace, model_trees
 
 SPACES = ("auto", "dense", "sparse")
-STABILIZE_PASSES = 3
 
 
 @dataclass
@@ -158,8 +159,13 @@ class ContactHandler:
         self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
         self.stabilize_depth = float(stabilize_depth)  # m: deeper than this at a step's end is projected out
         self.detector = scene_detector(scene, self.margin)
-        self.trees = model_trees(self.model)
+        self.trees = model_trees(self.model, [(lc.body_a, lc.body_b) for lc in scene.loop_closures])
+        # the loop closures' rows at a configuration, (bodies (l, 2), link-frame wrenches (l, 12)) =
+        # closure_rows(q, ws): set by a stepper that keeps closures (RedMax), so contact keeps them too
+        self.closure_rows = None
         self.memory = ContactMemory()
+        self._poses = None
+        self._step_space = None  # (contacts, space, link poses at q) of the last apply, for ``stabilize``
         self.last: ContactStep | None = None
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
 
@@ -168,6 +174,7 @@ class ContactHandler:
         grow by how far the shapes would move in the step."""
         R, p = link_poses(self.model, q, ws=self.ws)
         R, p = R.copy(), p.copy()
+        self._poses = (R, p)
         if v is None:
             return self.detector.detect(R, p)
         R1, p1 = link_poses(self.model, integrate(self.model, q, v, self.dt), ws=self.ws)
@@ -190,6 +197,7 @@ class ContactHandler:
         k = len(contacts)
         t1 = time.perf_counter()
         self.seconds["detect"] += t1 - t0
+        self._step_space = None
         if k == 0:
             self.last = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0)))
             self.memory.clear()
@@ -207,8 +215,7 @@ class ContactHandler:
             v_new = v + space.response(lam)
             self.last = ContactStep(contacts, lam, sweeps, space.A, "dense")
         else:
-            F = point_maps(np.ascontiguousarray(contacts.point, dtype=float), contact_directions(contacts.normal))
-            space = SparseContactSpace(self.model, self.trees, q, contacts, F, inertia, joint_diag, self.ws)
+            space = self._sparse_space(q, contacts, inertia, joint_diag)
             t2 = time.perf_counter()
             self.seconds["space"] += t2 - t1
             u_free = space.velocity(v)
@@ -217,49 +224,92 @@ class ContactHandler:
                                              tol=self.velocity_tol)
             self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
         self.memory.keep(keys, lam, speed)
+        self._step_space = (contacts, space, self._poses, self.detector._sweep.copy())
         self.seconds["pgs"] += time.perf_counter() - t2
         return v_new
 
     def stabilize(self, q_new) -> np.ndarray:
-        """Post-stabilization (the step's last stage, after q⁺ = q ⊕ h v⁺): where a contact at q⁺ is deeper than
-        ``stabilize_depth`` — a fast-turning body's arc leaves the linear velocity constraint — q⁺ moves by
-        Δq = M⁻¹ J_nᵀ δ, δ ≥ 0 with J_n Δq ≥ depth − slop for every contact found (a gap: at most closing it),
-        the same contact problem without friction on positions instead of velocities, up to STABILIZE_PASSES
-        times. The velocity is left as it is (no energy is added). Returns q⁺ unchanged when nothing is that
-        deep."""
-        for _ in range(STABILIZE_PASSES):  # (a projection is linear too: a second pass takes what the arc left)
-            t0 = time.perf_counter()
-            R, p = link_poses(self.model, q_new, ws=self.ws)
-            contacts = self.detector.detect(R.copy(), p.copy())
-            self.seconds["detect"] += time.perf_counter() - t0
-            if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
-                break
-            target = contacts.depth - self.slop
-            none = np.zeros(len(contacts))
-            if self._dense(contacts):
-                space = ContactSpace(self.model, q_new, contacts, self.method, self.threads, None, None, self.ws)
-                lam, _, _ = solve_contacts(space.A, np.zeros(3 * len(contacts)), target, none, None,
-                                           max_iter=self.max_iter, tol=self.tol)
-                dq = space.response(lam)
-            else:
-                F = point_maps(np.ascontiguousarray(contacts.point, dtype=float), contact_directions(contacts.normal))
-                space = SparseContactSpace(self.model, self.trees, q_new, contacts, F, None, None, self.ws)
-                _, dq, _ = space.solve(np.zeros(self.model.nv), target, none, np.zeros(3 * len(contacts)),
-                                       max_iter=self.max_iter, tol=1e-3 * self.slop)
-            self.seconds["pgs"] += time.perf_counter() - t0
-            q_new = integrate(self.model, q_new, dq, 1.0)
+        """Post-stabilization (the step's last stage, after q⁺ = q ⊕ h v⁺). The velocity constraints are linear;
+        a fast-turning body moves its contact points along arcs and may end the step deeper than they allow.
+        Each contact of the step is followed to q⁺ as a point fixed on its bodies (or, when the impulses sent a
+        shape farther than the detection's sweep or turned it far, the contacts at q⁺ are found afresh); where one is then
+        deeper than ``stabilize_depth``, q⁺ moves by Δq = W J_nᵀ δ, δ ≥ 0 with J_n Δq ≥ depth⁺ − slop for
+        every contact (a gap: at most closing it) — the step's contact problem without friction, on
+        positions, with its own responses W. The velocity is left as it is (no energy is added)."""
+        if self._step_space is None:
+            return q_new
+        t0 = time.perf_counter()
+        contacts, space, (R0, p0), swept = self._step_space
+        self._step_space = None
+        R1, p1 = link_poses(self.model, q_new, ws=self.ws)
+        R1, p1 = R1.copy(), p1.copy()
+        moved, arc = self.detector.sweeps(R0, p0, R1, p1)
+        if np.any(moved > swept + 0.5 * self.margin) or arc.max(initial=0.0) > 0.25 * self.stabilize_depth:
+            # the impulses sent a shape farther than the detection looked, or a shape turned so far that points
+            # carried with it no longer say where its surface is (a spinning capsule's end): detect at q⁺ afresh,
+            # twice at most (a projection is linear too)
+            for _ in range(2):
+                R1, p1 = link_poses(self.model, q_new, ws=self.ws)
+                contacts = self.detector.detect(R1.copy(), p1.copy())
+                if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
+                    break
+                space = (ContactSpace(self.model, q_new, contacts, self.method, self.threads, None, None, self.ws)
+                         if self._dense(contacts) else self._sparse_space(q_new, contacts, None, None))
+                q_new = integrate(self.model, q_new, self._projection(space, contacts.depth), 1.0)
+        else:
+            depth = contacts.depth - self._moved_apart(contacts, R0, p0, R1, p1)
+            if depth.max() > self.stabilize_depth:
+                q_new = integrate(self.model, q_new, self._projection(space, depth), 1.0)
+        self.seconds["pgs"] += time.perf_counter() - t0
         return q_new
 
+    def _projection(self, space, depth) -> np.ndarray:
+        """Δq = W J_nᵀ δ (nv,), δ ≥ 0 with J_n Δq ≥ depth − slop, on a contact space (dense or tree by tree)."""
+        k = len(depth)
+        target, none = depth - self.slop, np.zeros(k)
+        if isinstance(space, ContactSpace):
+            lam, _, _ = solve_contacts(space.A, np.zeros(3 * k), target, none, None, max_iter=self.max_iter,
+                                       tol=self.tol)
+            return space.response(lam)
+        _, dq, _ = space.solve(np.zeros(self.model.nv), target, none, np.zeros(3 * k), max_iter=self.max_iter,
+                               tol=1e-3 * self.slop)
+        return dq
+
+    @staticmethod
+    def _moved_apart(contacts, R0, p0, R1, p1) -> np.ndarray:
+        """(k,) how far each contact opened along its normal between link poses 0 and 1, its point carried
+        rigidly by each of its bodies (the world keeps it in place)."""
+        x = contacts.point
+        body, other = contacts.body, contacts.other_bodies()
+
+        def carried(b, xs):
+            local = np.einsum("kji,kj->ki", R0[b], xs - p0[b])
+            return np.einsum("kij,kj->ki", R1[b], local) + p1[b]
+
+        shift = carried(body, x) - x
+        moving = other >= 0
+        shift[moving] -= carried(other[moving], x[moving]) - x[moving]
+        return np.einsum("ki,ki->k", shift, contacts.normal)
+
+    def _sparse_space(self, q, contacts, inertia, joint_diag) -> SparseContactSpace:
+        """The tree-by-tree contact problem at q, its responses restricted to the closures when there are any."""
+        F = point_maps(np.ascontiguousarray(contacts.point, dtype=float), contact_directions(contacts.normal))
+        space = SparseContactSpace(self.model, self.trees, q, contacts, F, inertia, joint_diag, self.ws)
+        if self.closure_rows is not None:
+            project_onto_closures(space, self.closure_rows(q, self.ws), self.ws.X0_E, self.ws.X0_r)
+        return space
+
     def _dense(self, contacts: Contacts) -> bool:
-        """Dense contact space: forced, or all contacts on one tree (besides static colliders)."""
+        """Dense contact space: forced, or all contacts on one tree (besides static colliders) and no closures to keep
+        (the closures' projection is the tree-by-tree form's)."""
+        if self.closure_rows is not None:
+            return False
         if self.space != "auto":
             return self.space == "dense"
-        trees = self.trees.tree_of
-        moving = self.trees.dof_start[1:] > self.trees.dof_start[:-1]
-        touched = {int(t) for t in trees[contacts.body] if moving[t]}
         other = contacts.other_bodies()
-        touched |= {int(t) for t in trees[other[other >= 0]] if moving[t]}
-        return len(touched) <= 1
+        t = self.trees.tree_of[np.concatenate([contacts.body, other[other >= 0]])]
+        t = t[self.trees.dof_start[t + 1] > self.trees.dof_start[t]]  # trees that can move
+        return t.size == 0 or bool(np.all(t == t[0]))
 
 
 def contact_stage(scene, dt: float, options: dict | None = None) -> ContactHandler | None:

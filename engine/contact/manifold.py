@@ -55,7 +55,7 @@ def manifold_work() -> ManifoldWork:
                         np.zeros(MANIFOLD_POINTS, np.int64))
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def add_candidate(mw, count, px, py, pz, nx, ny, nz, depth, code):
     """Append a candidate (point, normal from B to A, depth > 0 penetrating) when there is room."""
     if count >= mw.depth.shape[0]:
@@ -67,7 +67,7 @@ def add_candidate(mw, count, px, py, pz, nx, ny, nz, depth, code):
     return count + 1
 
 
-@kernel
+@kernel(refcounts=False)
 def clip_against_face(ref, nref, normal, inc, ninc, poly, pcode):
     """Clip the incident feature inc (ninc points: vertex, segment or polygon) against the side planes of
     the reference polygon ref (nref ≥ 3 points, outward normal ``normal``). Result in poly[0], codes in
@@ -140,7 +140,7 @@ def clip_against_face(ref, nref, normal, inc, ninc, poly, pcode):
     return n
 
 
-@kernel
+@kernel(refcounts=False)
 def face_manifold(mw, count, ref, nref, normal, inc, ninc, rho_ref, rho_inc, flip, threshold):
     """Candidates from the reference polygon ref (outward unit normal ``normal``, rounding rho_ref) and
     the incident feature inc (rounding rho_inc): clipped points whose signed distance along the normal
@@ -160,7 +160,7 @@ def face_manifold(mw, count, ref, nref, normal, inc, ninc, rho_ref, rho_inc, fli
     return count
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _area2(p, i, j, k, nx, ny, nz):
     """Twice the signed area of triangle (p[i], p[j], p[k]) about (nx, ny, nz)."""
     ax, ay, az = p[j, 0] - p[i, 0], p[j, 1] - p[i, 1], p[j, 2] - p[i, 2]
@@ -168,7 +168,7 @@ def _area2(p, i, j, k, nx, ny, nz):
     return nx * (ay * bz - az * by) + ny * (az * bx - ax * bz) + nz * (ax * by - ay * bx)
 
 
-@kernel
+@kernel(refcounts=False)
 def reduce_manifold(mw, count):
     """Indices (into the candidates) of at most MANIFOLD_POINTS to keep, in mw.keep; returns how many."""
     if count <= MANIFOLD_POINTS:

@@ -102,7 +102,7 @@ def contact_out(capacity: int) -> ContactOut:
                       np.zeros(k, np.int64), np.zeros(k), np.zeros(k), np.zeros(1, np.int64))
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def combine(a, b, default, cap):
     """Blender's (Bullet's) rule for a pair: the product of the two sides' values (``btManifoldResult::
     calculateCombinedFriction`` and ``…Restitution``), capped; a side without a value takes the other's,
@@ -114,7 +114,7 @@ def combine(a, b, default, cap):
     return min(a * b, cap)
 
 
-@kernel
+@kernel(refcounts=False)
 def emit(mw, count, out, body, other, key_base, mu, e):
     """Reduce the candidates in mw to a manifold and append it to out."""
     m = reduce_manifold(mw, count)
@@ -132,7 +132,7 @@ def emit(mw, count, out, body, other, key_base, mu, e):
         out.count[0] = w + 1
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def closest_segment_params(p1, q1, p2, q2):
     """s, t in [0, 1] of the closest points p1 + s (q1 − p1), p2 + t (q2 − p2) (Ericson §5.1.9)."""
     d1x, d1y, d1z = q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2]
@@ -159,7 +159,7 @@ def closest_segment_params(p1, q1, p2, q2):
     return s, t
 
 
-@kernel
+@kernel(refcounts=False)
 def segment_pair(mw, P, Q, rho_a, rho_b, threshold):
     """Candidates of two rounded segments P (2, 3) and Q (2, 3) (a sphere's two ends coincide): the closest
     points, and both ends of the overlap when they lie parallel. Returns the count."""
@@ -207,7 +207,7 @@ def segment_pair(mw, P, Q, rho_a, rho_b, threshold):
     return count
 
 
-@kernel
+@kernel(refcounts=False)
 def feature_manifold(mw, count, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, normal, threshold):
     """Manifold candidates for the contact normal (from B to A): the better-aligned face of the two is
     the reference; two parallel segments give their overlap. Returns the count."""
@@ -226,7 +226,7 @@ def feature_manifold(mw, count, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, R
     return count
 
 
-@kernel
+@kernel(refcounts=False)
 def add_closest(mw, count, dist, normal, a, b, rho_a, rho_b, threshold, only_if_deeper):
     """The single GJK/EPA point (cores' signed distance dist, closest points a, b) as a candidate; with
     ``only_if_deeper`` only when deeper than every candidate so far (a curved shape's exact point)."""
@@ -242,7 +242,7 @@ def add_closest(mw, count, dist, normal, a, b, rho_a, rho_b, threshold, only_if_
                          0.5 * (a[2] + b[2]) - h * normal[2], normal[0], normal[1], normal[2], -signed, CODE_GJK)
 
 
-@kernel
+@kernel(refcounts=False)
 def convex_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, threshold, normal, a, b):
     """Candidates for two convex shapes (see the module docstring); returns the count."""
     if (kA == SPHERE or kA == CAPSULE) and (kB == SPHERE or kB == CAPSULE):
@@ -282,7 +282,7 @@ def convex_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, r
     return add_closest(mw, count, dist, normal, a, b, rho_a, rho_b, threshold, count > 0)
 
 
-@kernel
+@kernel(refcounts=False)
 def plane_pair(mw, pts, kA, dA, vA, RA, pA, rho_a, pn, pd, threshold, tmp, tmp2):
     """Candidates of a shape on the plane pn·x = pd (normal pn towards the shape's side): its core's
     vertices within the threshold, and a curved core's exact lowest point. Returns the count."""
@@ -320,7 +320,7 @@ def plane_pair(mw, pts, kA, dA, vA, RA, pA, rho_a, pn, pd, threshold, tmp, tmp2)
     return count
 
 
-@kernel
+@kernel(refcounts=False)
 def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, threshold, normal, a, b, eye,
                   zero, zdims, nofaces):
     """Candidates of a shape against one static triangle tri (3, 3) (face normal tn, sharp edge flags,

@@ -41,19 +41,32 @@ class Trees(NamedTuple):
     dof_slot: np.ndarray
 
 
-def model_trees(model) -> Trees:
+def model_trees(model, closures=()) -> Trees:
+    """The model's trees (subtrees of the bodies jointed to the world), those joined by a loop closure
+    between two of their bodies merged into one group (``closures``: (body_a, body_b) pairs, −1 the world)."""
     parent = np.asarray(model.body_parent)
     n = len(parent)
-    tree_of = np.zeros(n, np.int64)
-    roots = []
-    for i in range(n):  # parent[i] < i: a body's tree is known when it is reached
-        if parent[i] < 0:
-            tree_of[i] = len(roots)
-            roots.append(i)
-        else:
-            tree_of[i] = tree_of[parent[i]]
-    R = len(roots)
-    bodies = np.argsort(tree_of, kind="stable").astype(np.int64)
+    root = np.zeros(n, np.int64)
+    for i in range(n):  # parent[i] < i: a body's root is known when it is reached
+        root[i] = i if parent[i] < 0 else root[parent[i]]
+    link = {int(r): int(r) for r in np.unique(root)}
+
+    def find(r):
+        while link[r] != r:
+            link[r] = link[link[r]]
+            r = link[r]
+        return r
+
+    for a, b in closures:
+        if a >= 0 and b >= 0:
+            ra, rb = find(int(root[a])), find(int(root[b]))
+            if ra != rb:
+                link[max(ra, rb)] = min(ra, rb)
+    groups = sorted({find(int(r)) for r in root})
+    number = {g: k for k, g in enumerate(groups)}
+    tree_of = np.array([number[find(int(r))] for r in root], np.int64)
+    R = len(groups)
+    bodies = np.argsort(tree_of, kind="stable").astype(np.int64)  # (stable: each group's bodies in index order)
     body_start = np.searchsorted(tree_of[bodies], np.arange(R + 1)).astype(np.int64)
     v_start, joint_nv = np.asarray(model.tree.v_start), np.asarray(model.tree.joint_nv)
     dofs, dof_start = [], [0]
@@ -66,6 +79,9 @@ def model_trees(model) -> Trees:
     for t in range(R):
         dof_slot[dofs[dof_start[t]:dof_start[t + 1]]] = np.arange(dof_start[t + 1] - dof_start[t])
     return Trees(tree_of, body_start, bodies, np.array(dof_start, np.int64), dofs, dof_slot)
+
+
+NNCG = np.array([True])
 
 
 class SparseRows(NamedTuple):
@@ -290,7 +306,7 @@ def sparse_pgs(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, 
         for i in range(3 * k):
             r = lam[i] - previous[i]
             rr += r * r
-        beta = rr / rr_old if rr_old > 0.0 else 0.0
+        beta = rr / rr_old if rr_old > 0.0 and NNCG[0] else 0.0
         rr_old = rr
         if beta > 1.0:  # restart
             for i in range(3 * k):
@@ -315,7 +331,7 @@ class SparseContactSpace:
 
     def __init__(self, model, trees: Trees, q, contacts, F, inertia=None, joint_diag=None, ws=None):
         ws = model.data if ws is None else ws
-        self.model, self.trees = model, trees
+        self.model, self.trees, self.ws = model, trees, ws
         self._s_w, self._U_w = np.empty((model.nv, 6)), np.empty((model.nv, 6))
         prepare_minv(model.tree, np.ascontiguousarray(q, dtype=float), ws, self._s_w, self._U_w,
                      None if inertia is None else np.ascontiguousarray(inertia, dtype=float),
@@ -328,6 +344,7 @@ class SparseContactSpace:
         offset = np.zeros(2 * k, np.int64)
         size = _block_layout(trees, body, other, block_start, block_tree, offset)
         J, W, Acc = np.zeros(size), np.zeros(size), np.zeros((k, 3, 3))
+        self._Dinv = ws.Dinv
         fill_sparse_rows(model.tree, trees, self._s_w, self._U_w, ws.Dinv, body, other, F, block_start, block_tree,
                          offset, J, W, Acc)
         self.rows = SparseRows(block_start, block_tree, offset, J, W, Acc)
