@@ -142,19 +142,6 @@ class CollisionDetector:
         self._mw, self._wk = manifold_work(), gjk_work()
         self._dw = detect_work(self.static.tri_v.shape[0])
 
-    def sweeps(self, R0, p0, R1, p1):
-        """((m,) how far each shape moves between link poses 0 and 1 (a bound, m; ``broadphase.shape_sweeps``),
-        (m,) how far its farthest point leaves the straight line through its move: reach · (1 − cos θ), θ the
-        angle it turns)."""
-        S = self.shapes
-        m = S.kind.shape[0]
-        Rw0, pw0, Rw1, pw1, out = np.zeros((m, 3, 3)), np.zeros((m, 3)), np.zeros((m, 3, 3)), np.zeros((m, 3)), np.zeros(m)
-        shape_poses(S, np.ascontiguousarray(R0), np.ascontiguousarray(p0), Rw0, pw0)
-        shape_poses(S, np.ascontiguousarray(R1), np.ascontiguousarray(p1), Rw1, pw1)
-        shape_sweeps(S, Rw0, pw0, Rw1, pw1, out)
-        cos = np.clip(0.5 * (np.einsum("mij,mij->m", Rw0, Rw1) - 1.0), -1.0, 1.0)
-        return out, S.reach * (1.0 - cos)
-
     @property
     def n_shapes(self) -> int:
         return int(self.shapes.kind.shape[0])

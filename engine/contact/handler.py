@@ -32,8 +32,7 @@ contacts, impulses and sweeps for tests and stats.
 
 The velocity constraints are linear in the step; a body turning fast moves its contact point along an
 arc and can end a step deeper than they allow. ``stabilize(q⁺)`` — the steppers call it after
-integrating — projects such a configuration back (post-stabilization on positions, the velocity kept),
-with the step's own contacts followed to q⁺ and its own responses (no second detection).
+integrating — projects such a configuration back (post-stabilization on positions, the velocity kept).
 """
 from __future__ import annotations
 
@@ -164,17 +163,15 @@ class ContactHandler:
         # closure_rows(q, ws): set by a stepper that keeps closures (RedMax), so contact keeps them too
         self.closure_rows = None
         self.memory = ContactMemory()
-        self._poses = None
-        self._step_space = None  # (contacts, space, link poses at q) of the last apply, for ``stabilize``
+        self._stepped = False  # apply found contacts: stabilize looks at the step's end
         self.last: ContactStep | None = None
-        self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
+        self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0, "stabilize": 0.0}  # accumulated per stage
 
     def detect(self, q, v=None) -> Contacts:
         """Contacts at configuration q (nq,); with v (nv,) the step's free velocity, the pairs' thresholds
         grow by how far the shapes would move in the step."""
         R, p = link_poses(self.model, q, ws=self.ws)
         R, p = R.copy(), p.copy()
-        self._poses = (R, p)
         if v is None:
             return self.detector.detect(R, p)
         R1, p1 = link_poses(self.model, integrate(self.model, q, v, self.dt), ws=self.ws)
@@ -197,7 +194,7 @@ class ContactHandler:
         k = len(contacts)
         t1 = time.perf_counter()
         self.seconds["detect"] += t1 - t0
-        self._step_space = None
+        self._stepped = k > 0
         if k == 0:
             self.last = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0)))
             self.memory.clear()
@@ -224,43 +221,31 @@ class ContactHandler:
                                              tol=self.velocity_tol)
             self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
         self.memory.keep(keys, lam, speed)
-        self._step_space = (contacts, space, self._poses, self.detector._sweep.copy())
+        self._stepped = True
         self.seconds["pgs"] += time.perf_counter() - t2
         return v_new
 
     def stabilize(self, q_new) -> np.ndarray:
-        """Post-stabilization (the step's last stage, after q⁺ = q ⊕ h v⁺). The velocity constraints are linear;
-        a fast-turning body moves its contact points along arcs and may end the step deeper than they allow.
-        Each contact of the step is followed to q⁺ as a point fixed on its bodies (or, when the impulses sent a
-        shape farther than the detection's sweep or turned it far, the contacts at q⁺ are found afresh); where one is then
-        deeper than ``stabilize_depth``, q⁺ moves by Δq = W J_nᵀ δ, δ ≥ 0 with J_n Δq ≥ depth⁺ − slop for
-        every contact (a gap: at most closing it) — the step's contact problem without friction, on
-        positions, with its own responses W. The velocity is left as it is (no energy is added)."""
-        if self._step_space is None:
+        """Post-stabilization (the step's last stage, after q⁺ = q ⊕ h v⁺). The velocity constraints are linear
+        and hold at the contacts found at q: a body turning fast moves its surface along arcs, a box tipping
+        about one corner swings the others down, and either can end the step deeper than they allow. Where a
+        contact at q⁺ is deeper than ``stabilize_depth``, q⁺ moves by Δq = M⁻¹ J_nᵀ δ, δ ≥ 0 with
+        J_n Δq ≥ depth − slop for every contact found (a gap: at most closing it) — the contact problem without
+        friction, on positions — twice at most (a projection is linear too). The velocity is left as it is
+        (no energy is added)."""
+        if not self._stepped:
             return q_new
+        self._stepped = False
         t0 = time.perf_counter()
-        contacts, space, (R0, p0), swept = self._step_space
-        self._step_space = None
-        R1, p1 = link_poses(self.model, q_new, ws=self.ws)
-        R1, p1 = R1.copy(), p1.copy()
-        moved, arc = self.detector.sweeps(R0, p0, R1, p1)
-        if np.any(moved > swept + 0.5 * self.margin) or arc.max(initial=0.0) > 0.25 * self.stabilize_depth:
-            # the impulses sent a shape farther than the detection looked, or a shape turned so far that points
-            # carried with it no longer say where its surface is (a spinning capsule's end): detect at q⁺ afresh,
-            # twice at most (a projection is linear too)
-            for _ in range(2):
-                R1, p1 = link_poses(self.model, q_new, ws=self.ws)
-                contacts = self.detector.detect(R1.copy(), p1.copy())
-                if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
-                    break
-                space = (ContactSpace(self.model, q_new, contacts, self.method, self.threads, None, None, self.ws)
-                         if self._dense(contacts) else self._sparse_space(q_new, contacts, None, None))
-                q_new = integrate(self.model, q_new, self._projection(space, contacts.depth), 1.0)
-        else:
-            depth = contacts.depth - self._moved_apart(contacts, R0, p0, R1, p1)
-            if depth.max() > self.stabilize_depth:
-                q_new = integrate(self.model, q_new, self._projection(space, depth), 1.0)
-        self.seconds["pgs"] += time.perf_counter() - t0
+        for _ in range(2):
+            R1, p1 = link_poses(self.model, q_new, ws=self.ws)
+            contacts = self.detector.detect(R1.copy(), p1.copy())
+            if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
+                break
+            space = (ContactSpace(self.model, q_new, contacts, self.method, self.threads, None, None, self.ws)
+                     if self._dense(contacts) else self._sparse_space(q_new, contacts, None, None))
+            q_new = integrate(self.model, q_new, self._projection(space, contacts.depth), 1.0)
+        self.seconds["stabilize"] += time.perf_counter() - t0
         return q_new
 
     def _projection(self, space, depth) -> np.ndarray:
@@ -274,22 +259,6 @@ class ContactHandler:
         _, dq, _ = space.solve(np.zeros(self.model.nv), target, none, np.zeros(3 * k), max_iter=self.max_iter,
                                tol=1e-3 * self.slop)
         return dq
-
-    @staticmethod
-    def _moved_apart(contacts, R0, p0, R1, p1) -> np.ndarray:
-        """(k,) how far each contact opened along its normal between link poses 0 and 1, its point carried
-        rigidly by each of its bodies (the world keeps it in place)."""
-        x = contacts.point
-        body, other = contacts.body, contacts.other_bodies()
-
-        def carried(b, xs):
-            local = np.einsum("kji,kj->ki", R0[b], xs - p0[b])
-            return np.einsum("kij,kj->ki", R1[b], local) + p1[b]
-
-        shift = carried(body, x) - x
-        moving = other >= 0
-        shift[moving] -= carried(other[moving], x[moving]) - x[moving]
-        return np.einsum("ki,ki->k", shift, contacts.normal)
 
     def _sparse_space(self, q, contacts, inertia, joint_diag) -> SparseContactSpace:
         """The tree-by-tree contact problem at q, its responses restricted to the closures when there are any."""

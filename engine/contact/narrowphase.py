@@ -255,26 +255,26 @@ def convex_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, r
     if kA == BOX and kB == BOX:
         kind, index, depth = box_box_sat(dA, RA, pA, dB, RB, pB, normal)
         if kind != SEPARATED:
+            # the faces within REFERENCE_COS of the axis give the manifold; an edge axis that is not near one
+            # (two edges crossing) gives the single point where the edges come closest
+            count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, normal,
+                                     threshold)
+            if count > 0:
+                return count
+            for c in range(3):
+                mw.na[c] = -normal[c]
             if kind == EDGES:
-                for c in range(3):
-                    mw.na[c] = -normal[c]
                 box_edge(dA, RA, pA, index // 3, mw.na, mw.fa[0], mw.fa[1])
                 box_edge(dB, RB, pB, index % 3, normal, mw.fb[0], mw.fb[1])
                 s, t = closest_segment_params(mw.fa[0], mw.fa[1], mw.fb[0], mw.fb[1])
                 for c in range(3):
                     a[c] = mw.fa[0, c] + s * (mw.fa[1, c] - mw.fa[0, c])
                     b[c] = mw.fb[0, c] + t * (mw.fb[1, c] - mw.fb[0, c])
-                return add_closest(mw, 0, -depth, normal, a, b, rho_a, rho_b, threshold, False)
-            count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, normal,
-                                     threshold)
-            if count == 0:  # (clipping lost every point to round-off: keep A's deepest point)
-                for c in range(3):
-                    mw.na[c] = -normal[c]
+            else:  # (clipping lost every point to round-off: keep A's deepest point)
                 support(kA, dA, vA, RA, pA, mw.na, a, mw.nb)
                 for c in range(3):
                     b[c] = a[c] + depth * normal[c]
-                count = add_closest(mw, 0, -depth, normal, a, b, rho_a, rho_b, threshold, False)
-            return count
+            return add_closest(mw, 0, -depth, normal, a, b, rho_a, rho_b, threshold, False)
     dist = gjk_epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b)
     if dist - rho_a - rho_b > threshold:
         return 0
