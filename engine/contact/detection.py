@@ -18,7 +18,7 @@ from .._jit import kernel
 from .broadphase import BVH_STACK, bvh_query, shape_boxes, shape_poses, shape_sweeps, sweep_and_prune
 from .convex import RIM_POINTS
 from .gjk import gjk_work
-from .manifold import manifold_work
+from .manifold import add_candidate, manifold_work, reduce_manifold
 from .narrowphase import MAX_FRICTION, combine, contact_out, convex_pair, emit, plane_pair, triangle_pair
 from .shapes import Contacts
 from ..geometry import MAX_HULL_VERTICES
@@ -37,12 +37,63 @@ class DetectWork(NamedTuple):
     tmp2: np.ndarray
     stack: np.ndarray
     found: np.ndarray
+    acc_pts: np.ndarray   # (ACCUMULATED, 3) a shape's contacts with one mesh, over its triangles
+    acc_n: np.ndarray
+    acc_d: np.ndarray
+    acc_key: np.ndarray
+    acc_col: np.ndarray
+    acc_used: np.ndarray
+
+
+ACCUMULATED = 64
 
 
 def detect_work(n_triangles: int) -> DetectWork:
+    A = ACCUMULATED
     return DetectWork(np.zeros(3), np.zeros(3), np.zeros(3), np.eye(3), np.zeros(3),
                       np.zeros((MAX_HULL_VERTICES + 2 * RIM_POINTS + 2, 3)), np.zeros(3), np.zeros(3),
-                      np.zeros(BVH_STACK, np.int64), np.zeros(max(n_triangles, 1), np.int64))
+                      np.zeros(BVH_STACK, np.int64), np.zeros(max(n_triangles, 1), np.int64), np.zeros((A, 3)),
+                      np.zeros((A, 3)), np.zeros(A), np.zeros(A, np.int64), np.zeros(A, np.int64), np.zeros(A, np.bool_))
+
+
+@kernel(refcounts=False)
+def accumulate(dw, na, mw, count, key_base, collider):
+    """Reduce a triangle's candidates in mw to a manifold and append it to the accumulated ones; returns na."""
+    m = reduce_manifold(mw, count)
+    for k in range(m):
+        if na >= dw.acc_d.shape[0]:
+            break
+        c = mw.keep[k]
+        for i in range(3):
+            dw.acc_pts[na, i] = mw.pts[c, i]
+            dw.acc_n[na, i] = mw.normal[c, i]
+        dw.acc_d[na], dw.acc_key[na], dw.acc_col[na] = mw.depth[c], key_base + mw.code[c], collider
+        na += 1
+    return na
+
+
+@kernel(refcounts=False)
+def flush(dw, na, mw, out, body, mu, e, T):
+    """Emit the accumulated contacts of a shape with the meshes: one manifold per collider and normal (a box
+    over the seam of two floor triangles gets four points, not eight; one in a stair's corner keeps both
+    faces')."""
+    for j in range(na):
+        dw.acc_used[j] = False
+    for g in range(na):
+        if dw.acc_used[g]:
+            continue
+        count = 0
+        for j in range(g, na):
+            if dw.acc_used[j] or dw.acc_col[j] != dw.acc_col[g] or count >= mw.depth.shape[0]:
+                continue
+            if dw.acc_n[j, 0] * dw.acc_n[g, 0] + dw.acc_n[j, 1] * dw.acc_n[g, 1] + dw.acc_n[j, 2] * dw.acc_n[g, 2] < 0.999:
+                continue
+            dw.acc_used[j] = True
+            count = add_candidate(mw, count, dw.acc_pts[j, 0], dw.acc_pts[j, 1], dw.acc_pts[j, 2], dw.acc_n[j, 0],
+                                  dw.acc_n[j, 1], dw.acc_n[j, 2], dw.acc_d[j], dw.acc_key[j])
+        c = dw.acc_col[g]
+        emit(mw, count, out, body, -1, 0, combine(mu, T.friction[c], T.friction[c], MAX_FRICTION),
+             combine(e, T.restitution[c], T.restitution[c], 1.0))
 
 
 @kernel(refcounts=False)
@@ -86,6 +137,7 @@ def find_contacts(S, T, Rw, pw, lo, hi, sweep, pairs, npairs, margin, pair_mu, o
                      combine(S.friction[i], T.friction[c], T.friction[c], MAX_FRICTION),
                      combine(S.restitution[i], T.restitution[c], T.restitution[c], 1.0))
         nt = bvh_query(T, lo[i], hi[i], dw.stack, dw.found)
+        na = 0
         for f in range(nt):
             t = dw.found[f]
             c = T.tri_collider[t]
@@ -105,9 +157,12 @@ def find_contacts(S, T, Rw, pw, lo, hi, sweep, pairs, npairs, margin, pair_mu, o
                                   T.tri_sharp[t], T.rho[c], threshold, dw.normal, dw.a, dw.b, dw.eye, dw.zero, dw.zero,
                                   nofaces)
             if count > 0:
-                emit(mw, count, out, b, -1, (i << KEY_SHIFT_A) | ((m + P + t) << KEY_SHIFT_B),
-                     combine(S.friction[i], T.friction[c], T.friction[c], MAX_FRICTION),
-                     combine(S.restitution[i], T.restitution[c], T.restitution[c], 1.0))
+                if na > ACCUMULATED - 4:
+                    flush(dw, na, mw, out, b, S.friction[i], S.restitution[i], T)
+                    na = 0
+                na = accumulate(dw, na, mw, count, (i << KEY_SHIFT_A) | ((m + P + t) << KEY_SHIFT_B), c)
+        if na > 0:
+            flush(dw, na, mw, out, b, S.friction[i], S.restitution[i], T)
 
 
 class CollisionDetector:
@@ -141,6 +196,17 @@ class CollisionDetector:
         self._out = contact_out(max(8 * m, 64))
         self._mw, self._wk = manifold_work(), gjk_work()
         self._dw = detect_work(self.static.tri_v.shape[0])
+
+    def farthest_move(self, R0, p0, R1, p1) -> float:
+        """How far any point of any shape moves between link poses 0 and 1 (a bound, m)."""
+        S = self.shapes
+        if S.kind.shape[0] == 0:
+            return 0.0
+        shape_poses(S, np.ascontiguousarray(R1), np.ascontiguousarray(p1), self._Rw1, self._pw1)
+        shape_poses(S, np.ascontiguousarray(R0), np.ascontiguousarray(p0), self._Rw, self._pw)
+        moved = np.empty(S.kind.shape[0])
+        shape_sweeps(S, self._Rw, self._pw, self._Rw1, self._pw1, moved)
+        return float(moved[S.body >= 0].max(initial=0.0))
 
     @property
     def n_shapes(self) -> int:

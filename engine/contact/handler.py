@@ -164,6 +164,7 @@ class ContactHandler:
         self.closure_rows = None
         self.memory = ContactMemory()
         self._stepped = False  # apply found contacts: stabilize looks at the step's end
+        self._start, self._deepest = None, -np.inf  # link poses at the step's start, deepest contact there
         self.last: ContactStep | None = None
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0, "stabilize": 0.0}  # accumulated per stage
 
@@ -172,6 +173,7 @@ class ContactHandler:
         grow by how far the shapes would move in the step."""
         R, p = link_poses(self.model, q, ws=self.ws)
         R, p = R.copy(), p.copy()
+        self._start = (R, p)
         if v is None:
             return self.detector.detect(R, p)
         R1, p1 = link_poses(self.model, integrate(self.model, q, v, self.dt), ws=self.ws)
@@ -195,6 +197,7 @@ class ContactHandler:
         t1 = time.perf_counter()
         self.seconds["detect"] += t1 - t0
         self._stepped = k > 0
+        self._deepest = float(contacts.depth.max(initial=-np.inf))
         if k == 0:
             self.last = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0)))
             self.memory.clear()
@@ -232,11 +235,17 @@ class ContactHandler:
         contact at q⁺ is deeper than ``stabilize_depth``, q⁺ moves by Δq = M⁻¹ J_nᵀ δ, δ ≥ 0 with
         J_n Δq ≥ depth − slop for every contact found (a gap: at most closing it) — the contact problem without
         friction, on positions — twice at most (a projection is linear too). The velocity is left as it is
-        (no energy is added)."""
+        (no energy is added). When no contact was deeper at q than the shapes' moves in the step could make
+        it beyond ``stabilize_depth``, there is nothing to look at."""
         if not self._stepped:
             return q_new
         self._stepped = False
         t0 = time.perf_counter()
+        R1, p1 = link_poses(self.model, q_new, ws=self.ws)
+        if self._deepest + 2.0 * self.detector.farthest_move(*self._start, R1, p1) <= self.stabilize_depth:
+            # nothing was deep and nothing moved enough to get deep (a pile at rest): no second detection
+            self.seconds["stabilize"] += time.perf_counter() - t0
+            return q_new
         for _ in range(2):
             R1, p1 = link_poses(self.model, q_new, ws=self.ws)
             contacts = self.detector.detect(R1.copy(), p1.copy())

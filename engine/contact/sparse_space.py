@@ -31,7 +31,7 @@ from ..algorithms.minv import pass_impulse_to_parent, prepare_minv
 class Trees(NamedTuple):
     """The model's trees: tree_of (n,) tree of each body; body_start (R+1,), bodies (n,) each tree's bodies
     in topological order; dof_start (R+1,), dofs (nv,) each tree's dofs; dof_slot (nv,) a dof's place in
-    its tree's list."""
+    its tree's list; first_dof (R,) the first when they are consecutive, else −1."""
 
     tree_of: np.ndarray
     body_start: np.ndarray
@@ -39,6 +39,7 @@ class Trees(NamedTuple):
     dof_start: np.ndarray
     dofs: np.ndarray
     dof_slot: np.ndarray
+    first_dof: np.ndarray  # (R,) a tree's first dof when its dofs are consecutive (the common case), else −1
 
 
 def model_trees(model, closures=()) -> Trees:
@@ -78,7 +79,12 @@ def model_trees(model, closures=()) -> Trees:
     dof_slot = np.zeros(model.nv, np.int64)
     for t in range(R):
         dof_slot[dofs[dof_start[t]:dof_start[t + 1]]] = np.arange(dof_start[t + 1] - dof_start[t])
-    return Trees(tree_of, body_start, bodies, np.array(dof_start, np.int64), dofs, dof_slot)
+    first = np.full(R, -1, np.int64)
+    for t in range(R):
+        d = dofs[dof_start[t]:dof_start[t + 1]]
+        if len(d) and np.array_equal(d, np.arange(d[0], d[0] + len(d))):
+            first[t] = d[0]
+    return Trees(tree_of, body_start, bodies, np.array(dof_start, np.int64), dofs, dof_slot, first)
 
 
 NNCG = np.array([True])
@@ -190,7 +196,18 @@ def fill_sparse_rows(tree, trees, s_w, U_w, Dinv, body, other, F, block_start, b
                                 x += F[c, r, e] * s_w[vs + d, e]
                             Jb[trees.dof_slot[vs + d], r] += sign * x
                     i = tree.parent[i]
+            if trees.body_start[t + 1] - trees.body_start[t] == 1:
+                # a tree of one body (a free box): its response is D⁻¹ Sᵀ f, and Sᵀ f is the row J itself
+                i = trees.bodies[trees.body_start[t]]
+                for d in range(nd):
+                    for r in range(3):
+                        x = 0.0
+                        for e in range(nd):
+                            x += Dinv[i, d, e] * Jb[e, r]
+                        Wb[d, r] = x
             for r in range(3):  # W: the tree's response to the unit impulse pair along row r
+                if trees.body_start[t + 1] - trees.body_start[t] == 1:
+                    break
                 for side in range(2):
                     i = body[c] if side == 0 else other[c]
                     if i < 0 or trees.tree_of[i] != t:
@@ -218,24 +235,30 @@ def sparse_velocity(trees, block_start, block_tree, offset, J, v, u):
             t = block_tree[blk]
             d0, nd = trees.dof_start[t], trees.dof_start[t + 1] - trees.dof_start[t]
             o = offset[blk]
+            f = trees.first_dof[t]
             for d in range(nd):
-                x = v[trees.dofs[d0 + d]]
+                x = v[f + d] if f >= 0 else v[trees.dofs[d0 + d]]
                 for r in range(3):
                     u[3 * c + r] += J[o + 3 * d + r] * x
 
 
-@kernel(inline="llvm")
+@kernel(inline="llvm", refcounts=False)
 def _apply_impulse(trees, block_start, block_tree, offset, W, c, d0, d1, d2, v):
     """v += W_c (d0, d1, d2)."""
     for blk in range(block_start[c], block_start[c + 1]):
         t = block_tree[blk]
         s, nd = trees.dof_start[t], trees.dof_start[t + 1] - trees.dof_start[t]
         o = offset[blk]
-        for d in range(nd):
-            v[trees.dofs[s + d]] += W[o + 3 * d] * d0 + W[o + 3 * d + 1] * d1 + W[o + 3 * d + 2] * d2
+        f = trees.first_dof[t]
+        if f >= 0:
+            for d in range(nd):
+                v[f + d] += W[o + 3 * d] * d0 + W[o + 3 * d + 1] * d1 + W[o + 3 * d + 2] * d2
+        else:
+            for d in range(nd):
+                v[trees.dofs[s + d]] += W[o + 3 * d] * d0 + W[o + 3 * d + 1] * d1 + W[o + 3 * d + 2] * d2
 
 
-@kernel
+@kernel(refcounts=False)
 def _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, floor):
     """One Gauss–Seidel sweep over the contacts (module docstring); returns the largest contact-velocity
     change it made (m/s)."""
@@ -250,8 +273,9 @@ def _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, 
             t = block_tree[blk]
             s, nd = trees.dof_start[t], trees.dof_start[t + 1] - trees.dof_start[t]
             o = offset[blk]
+            f = trees.first_dof[t]
             for d in range(nd):
-                x = v[trees.dofs[s + d]]
+                x = v[f + d] if f >= 0 else v[trees.dofs[s + d]]
                 u0 += J[o + 3 * d] * x
                 u1 += J[o + 3 * d + 1] * x
                 u2 += J[o + 3 * d + 2] * x
