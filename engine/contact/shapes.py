@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ModelError
-from ..geometry import BOX, CAPSULE, SHAPE_TYPES, SPHERE, ContactShape, parse_shape  # noqa: F401  (re-exported)
+from ..geometry import BOX, CAPSULE, SHAPE_TYPES, SPHERE, ContactShape, parse_shape, parse_shapes  # noqa: F401  (re-exported)
 
 _CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
 
@@ -96,12 +96,19 @@ class Contacts(NamedTuple):
         return Contacts(*cols, np.concatenate([c.other_bodies() for c in parts]), np.concatenate(rest))
 
 
-def contact_shape(model, body: int) -> ContactShape | None:
-    """The validated contact shape of ``body`` (None: no shape, or drawn only)."""
+def contact_shapes(model, body: int) -> list:
+    """The validated contact shapes of ``body``: one, the parts of a compound, or none (no shape, or drawn only)."""
     shape = model.body_shapes[body]
     if not shape or not shape.get("collide", True):
-        return None
-    return parse_shape(shape, model.body_com[body], f"body '{model.body_names[body]}' shape")
+        return []
+    return parse_shapes(shape, model.body_com[body], f"body '{model.body_names[body]}' shape")
+
+
+def contact_shape(model, body: int) -> ContactShape | None:
+    """The validated contact shape of ``body`` (None: no shape, or drawn only; a compound: its first part —
+    ``contact_shapes`` gives them all)."""
+    parts = contact_shapes(model, body)
+    return parts[0] if parts else None
 
 
 def colliding_bodies(model, bodies=None, what: str = "ground contact") -> dict:
