@@ -70,7 +70,12 @@ def static_collider(name: str, shape: dict, position, rotation, friction: float,
         return StaticCollider(name, PLANE, mu, e, groups, bodies, tuple(n), float(n @ p))
     if kind == MESH:
         margin = _number(shape.get("margin", 0.0), f"{where}: margin", 0.0, np.inf)
-        V = np.asarray(shape.get("vertices", ()), float).reshape(-1, 3) if np.size(shape.get("vertices", ())) else np.zeros((0, 3))
+        try:
+            V = np.asarray(shape.get("vertices", ()), float).reshape(-1, 3)
+        except (TypeError, ValueError):
+            raise ModelError(f"{where}: mesh 'vertices' must be (n, 3) numbers") from None
+        if not np.all(np.isfinite(V)):
+            raise ModelError(f"{where}: mesh vertices must be finite")
         mesh = validate_mesh(p + V @ R.T, shape.get("triangles", ()), where)
         return StaticCollider(name, MESH, mu, e, groups, bodies, mesh=mesh, margin=margin)
     parts = parse_shapes(shape, np.zeros(3), where)

@@ -435,13 +435,13 @@ class RedMaxStepper:
         if self.limits is not None:
             qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         q_new = integrate(model, q, qd_new, h)
-        if self.contact is not None:
-            q_new = self.contact.stabilize(q_new)  # no contact deeper than the stage allows at the step's end
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         constraint_error = 0.0
         if closures and self.post_stabilize:
             q_new, constraint_error = self._project(q_new)
+        if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
+            q_new = self.contact.stabilize(q_new)  # projection keeps the closures, to first order)
         # per linear solve, the most any solve of this step took
         self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
         return State(q_new, qd_new, state.t + h)
