@@ -6,9 +6,11 @@ package ``addon`` with the repository root on ``sys.path``.
 """
 try:
     from .. import engine
-    from ..engine import bench, geometry, warmup
+    from ..engine import geometry
+    from ..engine.apps import advise, bench, warmup
 except ImportError:
-    import engine  # type: ignore[no-redef, import-not-found]
-    from engine import bench, geometry, warmup  # type: ignore[no-redef, import-not-found]
+    import engine  # type: ignore[no-redef, import-not-found, import-untyped]
+    from engine import geometry  # type: ignore[no-redef, import-not-found, import-untyped]
+    from engine.apps import advise, bench, warmup  # type: ignore[no-redef, import-not-found, import-untyped]
 
-__all__ = ["engine", "bench", "geometry", "warmup"]
+__all__ = ["engine", "advise", "bench", "geometry", "warmup"]

@@ -1,18 +1,14 @@
-"""Suggest Settings: run the engine's settings advisor (``engine.advise``) on the rig and fill in the
+"""Suggest Settings: run the engine's settings advisor (``engine.apps.advise``) on the rig and fill in the
 scene's solver and substeps. In the UI it runs in steps under a timer (progress, ESC cancels and
 changes nothing); under ``blender -b`` it is a plain loop with printed progress."""
 from __future__ import annotations
-
-import importlib
 
 import bpy
 
 from . import bake, modal
 from .properties import SOLVER_ITEMS
 
-from ._engine import engine
-
-advise = importlib.import_module(f"{engine.__name__}.advise")
+from ._engine import advise
 
 
 def make_advisor(context):

@@ -15,6 +15,7 @@ Bodies are stored topologically ordered (``parent[i] < i``; the world is -1).
 from __future__ import annotations
 
 import copy
+import threading
 from collections import namedtuple
 from dataclasses import dataclass
 
@@ -22,8 +23,10 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError
-from .geometry import parse_shapes
+from .geometry import det3, parse_shapes
 from .spatial import spatial_inertia
+
+_EYE3 = np.eye(3)
 
 #: The arrays every kernel needs, grouped so kernels take one argument.
 KinematicTree = namedtuple(
@@ -42,7 +45,7 @@ KinematicTree = namedtuple(
     ],
 )
 
-#: Preallocated per-model workspace (one per thread that runs kernels).
+#: Preallocated per-model workspace (one per thread that runs kernels: ``PerThreadWorkspaces``).
 Workspace = namedtuple(
     "Workspace",
     [
@@ -59,6 +62,17 @@ Workspace = namedtuple(
         "zero_nv",          # (nv,) zeros: "no reduced diagonal term" for project_joint
     ],
 )
+
+
+class PerThreadWorkspaces(threading.local):
+    """A model's workspaces for the calling thread: ``model.data``, the algorithms' flat buffers
+    (``algorithms._flat``) and SPD's (``control.spd``). The kernels release the GIL, so two threads
+    computing in one workspace would overwrite each other's intermediate results; each thread builds
+    its own on first use (docs/errors.md, "Threads")."""
+
+    data = None
+    flat = None
+    spd = None
 
 
 @dataclass
@@ -115,20 +129,21 @@ def _rotation_matrix(rot, what: str) -> np.ndarray:
             [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
         ])
-    if R.shape != (3, 3) or not np.all(np.isfinite(R)):
+    if R.shape != (3, 3) or not np.isfinite(R).all():
         raise ModelError(f"{what}: rotation must be a 3×3 matrix or a quaternion (w, x, y, z)")
-    if np.abs(R).max() > 1.0 + 1e-6 or np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+    if np.abs(R).max() > 1.0 + 1e-6 or np.abs(R @ R.T - _EYE3).max() > 1e-6 or det3(R) < 0:
         raise ModelError(f"{what}: rotation matrix is not a proper rotation")
     return R
 
 
 MAX_LENGTH = 1e6   # m: positions beyond this (1000 km) are a unit mistake, and overflow the inertia algebra
 MAX_MASS = 1e15    # kg
+MAX_BODIES = 1_000_000  # per model: about a minute to build and a gigabyte of workspaces (docs/errors.md)
 
 
 def _vector3(x, what: str, bound: float = MAX_LENGTH) -> np.ndarray:
     v = _float_array(x, what).reshape(-1)
-    if v.shape != (3,) or not np.all(np.isfinite(v)):
+    if v.shape != (3,) or not np.isfinite(v).all():
         raise ModelError(f"{what}: expected 3 finite numbers, got {x!r}")
     if np.abs(v).max() > bound:
         raise ModelError(f"{what}: {v.tolist()} is beyond {bound:g} (SI units: m)")
@@ -140,7 +155,7 @@ def _limits(limits, nv: int, jtype: int, jwhere: str):
     for an open side; NaN, lower > upper and limits on a free joint are refused."""
     if limits is None:
         return np.full(nv, -np.inf), np.full(nv, np.inf)
-    if jtype == J.FREE:
+    if J.JOINT_FLOATS[jtype]:
         raise ModelError(f"{jwhere}: a free joint takes no limits")
     try:
         lo, hi = limits
@@ -152,9 +167,9 @@ def _limits(limits, nv: int, jtype: int, jwhere: str):
         raise ModelError(f"{jwhere}: limits must be (lower, upper), each a number or {nv} numbers, got {limits!r}") from None
     if np.isnan(lo).any() or np.isnan(hi).any():
         raise ModelError(f"{jwhere}: limits must not be NaN (use -inf / inf for an open side), got {limits!r}")
-    if np.any(lo > hi):
+    if (lo > hi).any():
         raise ModelError(f"{jwhere}: lower limit above upper limit ({lo.tolist()} > {hi.tolist()})")
-    if np.any(lo == np.inf) or np.any(hi == -np.inf):
+    if (lo == np.inf).any() or (hi == -np.inf).any():
         raise ModelError(f"{jwhere}: a lower limit of +inf or an upper limit of -inf leaves no motion")
     return lo, hi
 
@@ -164,7 +179,7 @@ def _limit_order(limit_angles, jtype: int, jwhere: str) -> int:
     if not isinstance(limit_angles, str) or limit_angles not in J.LIMIT_ANGLES:
         raise ModelError(f"{jwhere}: limit_angles must be one of {', '.join(J.LIMIT_ANGLES)}, got {limit_angles!r}")
     code = J.LIMIT_ANGLES.index(limit_angles)
-    if code and jtype != J.SPHERICAL:
+    if code and not J.JOINT_EULER_LIMITS[jtype]:
         raise ModelError(f"{jwhere}: limit_angles {limit_angles!r} (Euler angles) needs a spherical joint, "
                          f"not a {J.JOINT_TYPE_NAMES[jtype]} one")
     return code
@@ -225,6 +240,8 @@ class ModelBuilder:
         """
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
+        if len(self._bodies) >= MAX_BODIES:
+            raise ModelError(f"body '{name}': a model has at most {MAX_BODIES:,} bodies")
         if name in self._names:
             raise ModelError(f"body '{name}': a body with this name already exists")
         where = f"body '{name}'"
@@ -237,9 +254,9 @@ class ModelBuilder:
         jname = joint_name or f"{name}_joint"
         jwhere = f"joint '{jname}'"
         ax = _float_array(axis, f"{jwhere}: axis").reshape(-1)
-        if ax.shape != (3,) or not np.all(np.isfinite(ax)):
+        if ax.shape != (3,) or not np.isfinite(ax).all():
             raise ModelError(f"{jwhere}: axis must be 3 finite numbers, got {axis!r}")
-        if jtype in (J.REVOLUTE, J.PRISMATIC):
+        if J.JOINT_HAS_AXIS[jtype]:
             n = np.linalg.norm(ax)
             if n < 1e-9:
                 raise ModelError(f"{jwhere}: axis has zero length")
@@ -248,7 +265,7 @@ class ModelBuilder:
         origin = _vector3(joint_origin, f"{jwhere}: joint_origin")
         rot = _rotation_matrix(joint_rotation, f"{jwhere}: joint_rotation")
         mass = _number(mass, f"{where}: mass")
-        if not np.isfinite(mass) or mass < 0 or mass > MAX_MASS or (mass == 0 and jtype != J.FIXED):
+        if not np.isfinite(mass) or mass < 0 or mass > MAX_MASS or (mass == 0 and J.JOINT_NV[jtype] > 0):
             raise ModelError(f"{where}: mass must be > 0 (and ≤ {MAX_MASS:g} kg), got {mass}" + (" (only bodies on fixed joints may be massless)" if mass == 0 else ""))
         c = _vector3(com, f"{where}: com")
         if inertia is None:
@@ -257,7 +274,7 @@ class ModelBuilder:
             Ic = _float_array(inertia, f"{where}: inertia")
             if Ic.shape == (3,):
                 Ic = np.diag(Ic)
-            if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
+            if Ic.shape != (3, 3) or not np.isfinite(Ic).all():
                 raise ModelError(f"{where}: inertia must be 3 principal moments or a 3×3 tensor")
             if np.abs(Ic).max() > MAX_MASS * MAX_LENGTH:
                 raise ModelError(f"{where}: inertia entries beyond {MAX_MASS * MAX_LENGTH:g} kg·m² (SI units)")
@@ -279,6 +296,8 @@ class ModelBuilder:
             if not isinstance(shape, dict):
                 raise ModelError(f"{where}: shape must be a dict, got {shape!r}")
             parse_shapes(shape, c, f"{where} shape")
+        if isinstance(parent, (bool, np.bool_)):  # True would silently mean body 1
+            raise ModelError(f"{where}: parent must be a handle, a body name or -1, got {parent!r}")
         if isinstance(parent, (int, np.integer)):
             p = int(parent)
             if p < -1 or p >= len(self._bodies):
@@ -417,16 +436,26 @@ class Model:
             last_dof[i] = m.v_start[i] + m.joint_nv[i] - 1 if m.joint_nv[i] else above
         m.dof_parent = lam
         m.dof_body = np.repeat(np.arange(n), m.joint_nv).astype(np.int64)
-        m.is_floating = bool(n and m.joint_type[0] == J.FREE and m.body_parent[0] == -1)
+        m.is_floating = bool(n and J.JOINT_FLOATS[m.joint_type[0]] and m.body_parent[0] == -1)
         m.builder_order = list(order)
         m._body_index = {name: i for i, name in enumerate(m.body_names)}
         m._joint_index = {name: i for i, name in enumerate(m.joint_names)}
+        m._per_thread = PerThreadWorkspaces()
         for arr in (m.body_parent, m.joint_type, m.joint_axis, m.joint_origin, m.joint_rotation, m.joint_nq,
                     m.joint_nv, m.q_start, m.v_start, m.body_mass, m.body_com, m.body_rotation,
                     m.body_principal_inertia, m.dof_parent, m.dof_body, m.joint_lower, m.joint_upper, m.joint_limit_order, m.gravity,
                     *m.tree):
             arr.flags.writeable = False
         return m
+
+    def __getstate__(self):  # pickle / copy: the workspaces stay with this model's threads
+        state = dict(self.__dict__)
+        state.pop("_per_thread", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._per_thread = PerThreadWorkspaces()
 
     # ------------------------------------------------------------ lookup
     def body_index(self, name: str) -> int:
@@ -464,10 +493,7 @@ class Model:
         Shares every other (read-only) array with this model; gets its own workspace.
         """
         g = _vector3(gravity, "gravity").copy()
-        m = copy.copy(self)
-        m.__dict__.pop("_data", None)
-        m.__dict__.pop("_spd_workspace", None)  # per-model caches are not shared with the copy
-        m.__dict__.pop("_flat", None)
+        m = copy.copy(self)  # with workspaces of its own (__getstate__)
         g6 = np.zeros(6)
         g6[3:] = g
         g.flags.writeable = False
@@ -488,11 +514,11 @@ class Model:
 
     @property
     def data(self) -> Workspace:
-        """The model's default workspace, created on first use (not thread-safe)."""
-        ws = self.__dict__.get("_data")
+        """The model's default workspace for the calling thread, created on its first use there."""
+        mine = self._per_thread
+        ws = mine.data
         if ws is None:
-            ws = self.make_workspace()
-            self.__dict__["_data"] = ws
+            ws = mine.data = self.make_workspace()
         return ws
 
     def __repr__(self) -> str:

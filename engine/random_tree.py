@@ -7,7 +7,7 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError
-from .model import Model, ModelBuilder
+from .model import MAX_BODIES, Model, ModelBuilder
 
 _MOVING = ("revolute", "prismatic", "universal", "spherical", "fixed")
 
@@ -37,8 +37,10 @@ def random_tree(
     a free joint. random_frames: random joint offsets, rotations, COMs and
     inertia axes (else simple unit-length links along x).
     """
-    if n_bodies < 1:
-        raise ModelError("random_tree needs at least one body")
+    if isinstance(n_bodies, (bool, np.bool_)) or not isinstance(n_bodies, numbers.Integral):
+        raise ModelError(f"random_tree: n_bodies must be a whole number, got {n_bodies!r}")
+    if not 1 <= n_bodies <= MAX_BODIES:
+        raise ModelError(f"random_tree: n_bodies must be 1 … {MAX_BODIES:,}, got {n_bodies:,}")
     if not (branching in ("chain", "binary", "random") or isinstance(branching, numbers.Real) and
             not isinstance(branching, (bool, np.bool_)) and 0.0 <= branching <= 1.0):
         raise ModelError(f"random_tree: branching must be 'chain', 'binary', 'random' or a probability in [0, 1], "
@@ -86,14 +88,7 @@ def random_configuration(model: Model, rng, scale: float = 1.0):
     """Random (q, qd) for a model: angles/offsets ~ N(0, scale), random unit quaternions."""
     q = np.empty(model.nq)
     for i in range(model.n_bodies):
-        t = int(model.joint_type[i])
         qs, nq = int(model.q_start[i]), int(model.joint_nq[i])
-        if t == J.SPHERICAL:
-            q[qs:qs + 4] = _random_rotation(rng)
-        elif t == J.FREE:
-            q[qs:qs + 3] = rng.normal(size=3) * scale
-            q[qs + 3:qs + 7] = _random_rotation(rng)
-        else:
-            q[qs:qs + nq] = rng.normal(size=nq) * scale
+        q[qs:qs + nq] = J.random_q(int(model.joint_type[i]), rng, scale)
     qd = rng.normal(size=model.nv) * scale
     return q, qd

@@ -9,7 +9,7 @@ A *stepper* is built from a scene, a time step and its options,
 * ``energy(state, control) -> float``: the total energy (J) the stepper conserves
   or dissipates (kinetic + gravity + every potential it models);
 * ``contact``: its contact stage (``engine.contact.ContactHandler``) or None;
-* ``limits``: its joint-limit stage (``engine.solvers.joint_limits.JointLimits``) or None
+* ``limits``: its joint-limit stage (``engine.solvers.stages.joint_limits.JointLimits``) or None
   (a stepper without one refuses enforced limits: ``joint_limits.refuse_limits``);
 * ``divergence_hint``: what to tell a user whose run diverged.
 

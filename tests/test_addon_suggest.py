@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
 import addon  # noqa: E402
 from addon import mapping  # noqa: E402
 
-from engine.advise import Trial  # noqa: E402
+from engine.apps.advise import Trial  # noqa: E402
 
 LINKS, FPS, FRAMES = 10, 24, 48
 WASTEFUL = 16  # substeps the panel starts with (a step costs alike at any dt: 16 × one setting's work)

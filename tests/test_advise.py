@@ -4,8 +4,8 @@ import pytest
 
 from engine import scenes
 from engine.__main__ import main
-from engine.advise import Advisor, Trial, judge
-from engine.advise_cli import build_scene, parse_params, scale_stiffness
+from engine.apps.advise import Advisor, Trial, judge
+from engine.apps.advise.cli import build_scene, parse_params, scale_stiffness
 
 FPS, FRAMES = 24, 48
 
@@ -45,7 +45,7 @@ def test_trials_resume_where_they_stopped():
 
 
 def test_judge_names_each_kind_of_failure():
-    from engine.advise import Run
+    from engine.apps.advise import Run
 
     r = Run("pcg", 1, 0.01, frames=3, unconverged_steps=2, max_iterations=500)
     assert judge(r)[0] == "PCG not converged"
@@ -144,7 +144,7 @@ def test_solvers_not_probed_yet_are_probed_when_nothing_is_stable():
 def test_the_redmax_step_is_probed_first_and_another_kind_of_step_only_within_the_budget():
     """The linearly implicit step is probed first; explicit (another stepper) is probed only while the advisor stays
     within PROBE_BUDGET of the bake: on a short bake its probe would cost more than that, and the advice says so."""
-    from engine.advise import PROBE_BUDGET
+    from engine.apps.advise import PROBE_BUDGET
 
     scene = scenes.hanging_chain(16)
     short = Advisor(scene, fps=30, frames=60).run()  # a 60-frame bake of a 16-link chain: a few ms

@@ -15,10 +15,10 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
 
 def _example_module():
     text = DOC.read_text(encoding="utf-8")
-    code = re.search(r"`engine/solvers/rk4\.py`:\s*```python\n(.*?)```", text, re.S).group(1)
+    code = re.search(r"`engine/solvers/steppers/rk4\.py`:\s*```python\n(.*?)```", text, re.S).group(1)
     assert '"rk4": RK4Stepper' in text  # the registry entry the doc shows
-    mod = types.ModuleType("engine.solvers.rk4")
-    mod.__package__ = "engine.solvers"
+    mod = types.ModuleType("engine.solvers.steppers.rk4")
+    mod.__package__ = "engine.solvers.steppers"
     sys.modules[mod.__name__] = mod
     try:
         exec(compile(code, str(DOC), "exec"), mod.__dict__)

@@ -10,7 +10,7 @@ import engine
 from engine.errors import ModelError
 from engine.scenes.planar import binary_tree_2d, closed_chain_2d, four_bar_2d, serial_arm_2d
 from engine.maximal import state as M
-from engine.solvers import baraff as B
+from engine.solvers.steppers import baraff as B
 from engine.maximal.rows import joint_constraints
 from trees import BRANCHINGS, random_trees, rel_err
 

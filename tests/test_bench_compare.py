@@ -2,7 +2,7 @@
 import csv
 
 from engine.__main__ import main
-from engine.bench.compare import compare
+from engine.apps.bench.compare import compare
 
 COLUMNS = ["suite", "scene", "method", "n", "dofs", "seconds_per_step", "iterations", "repeats", "compile_seconds",
            "notes", "stable_dt"]

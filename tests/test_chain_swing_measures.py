@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from engine.bench.chains import chain_start, rk4_tip_track, swing_measures, tip_speed, tip_track
+from engine.apps.bench.chains import chain_start, rk4_tip_track, swing_measures, tip_speed, tip_track
 
 
 @pytest.mark.parametrize("phase", [0.0, 1.0, 2.5])

@@ -1,4 +1,4 @@
-"""engine.solvers.direct.DirectSolver: every backend against dense solves and against PCG, analysis reuse
+"""engine.solvers.linalg.direct.DirectSolver: every backend against dense solves and against PCG, analysis reuse
 and re-analysis on a new pattern, the path without the optional libraries, indefinite matrices."""
 import numpy as np
 import pytest
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 import engine
 from engine import scenes
 from engine.scenes.bridge import NORMAL_CAR
-from engine.solvers.direct import BACKENDS, DirectSolver, available_backends
-from engine.solvers.redmax import RedMaxStepper
+from engine.solvers.linalg.direct import BACKENDS, DirectSolver, available_backends
+from engine.solvers.steppers.redmax import RedMaxStepper
 from trees import random_trees, rel_err
 
 INSTALLED = available_backends()

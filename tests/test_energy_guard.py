@@ -1,5 +1,5 @@
-"""The energy guard of the RedMax step (engine/solvers/energy_guard.py) and the backward-Euler
-refinement on the incremental potential (engine/solvers/incremental_potential.py), issue #22."""
+"""The energy guard of the RedMax step (engine/solvers/stages/energy_guard.py) and the backward-Euler
+refinement on the incremental potential (engine/solvers/steppers/incremental_potential.py), issue #22."""
 import numpy as np
 import pytest
 
@@ -8,7 +8,7 @@ from engine.energy import kinetic_energy
 from engine.errors import SimulationError
 from engine.model import State
 from engine.scenes import hanging_chain
-from engine.solvers.incremental_potential import IncrementalPotentialStep
+from engine.solvers.steppers.incremental_potential import IncrementalPotentialStep
 
 
 def test_guard_keeps_a_conservative_chain_below_its_starting_energy():

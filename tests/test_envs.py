@@ -11,7 +11,7 @@ import engine.envs  # noqa: E402,F401  (registers RedMax/Imitate-v0)
 from engine.contact.shapes import Contacts  # noqa: E402
 from engine.contact.pgs import solve_contacts  # noqa: E402
 from engine.contact.space import ContactSpace  # noqa: E402
-from engine.envs.core import CHARACTERS, ImitationSim, ground_contact_update, imitation_reward  # noqa: E402
+from engine.apps.envs.core import CHARACTERS, ImitationSim, ground_contact_update, imitation_reward  # noqa: E402
 from engine.algorithms.kinematics import link_poses  # noqa: E402
 
 ID = "RedMax/Imitate-v0"
@@ -32,6 +32,7 @@ def _rollout(env, seed, actions):
     return np.array(out), np.array(rewards)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("character", list(CHARACTERS))
 def test_check_env(character):
     from gymnasium.utils.env_checker import check_env
@@ -184,7 +185,7 @@ def test_bad_parameters_are_refused_by_name():
 def test_bench_learn_quick_rows_and_stability_verdicts():
     """``bench learn --quick`` end to end in-process (never timed): every character × method × kind
     has a row, and the stability verdict follows the diverged counts."""
-    from engine.bench.learn import largest_stable_step, run_learn
+    from engine.apps.bench.learn import largest_stable_step, run_learn
 
     res = run_learn(quick=True)
     methods = {r.method for r in res.rows if r.scene == "throughput_humanoid"}

@@ -7,7 +7,7 @@ import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.solvers.factor_augment import CholeskyFactor, LDLFactor
+from engine.solvers.linalg.factor_augment import CholeskyFactor, LDLFactor
 
 
 def random_system(rng, n, na, symmetric, sparse_pattern):

@@ -22,6 +22,7 @@ def _stderr(code: str, cache: Path) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="no numba: nothing compiles")
 def test_cold_cache_says_so_once_and_warm_cache_is_silent(tmp_path):
     cold = _stderr(FIRST_ABA, tmp_path)
@@ -33,7 +34,7 @@ def test_cold_cache_says_so_once_and_warm_cache_is_silent(tmp_path):
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="no numba: nothing compiles")
 def test_compile_kernels_with_progress_is_silent(tmp_path):
     """The warm-up's first group (forward kinematics) on a cold cache, with a progress callback."""
-    code = ("from engine import warmup; groups = warmup.kernel_groups('pcg', closures=False, limits=False); "
+    code = ("from engine.apps import warmup; groups = warmup.kernel_groups('pcg', closures=False, limits=False); "
             "warmup.kernel_groups = lambda *a, **k: groups[:1]; "
             "r = warmup.compile_kernels('pcg', closures=False, limits=False, progress=lambda *a: None); "
             "assert r.total_seconds > 0")

@@ -1,4 +1,4 @@
-"""The joints' geometric stiffness in the RedMax step (issue #22, engine/solvers/geometric_stiffness.py).
+"""The joints' geometric stiffness in the RedMax step (issue #22, engine/solvers/stages/geometric_stiffness.py).
 
 Finite differences of the generalized gravity force check the exact term; the projected term
 the solvers use is checked against its documented form (Σ J_ωᵀ Π(sym M_l) J_ω, symmetric PSD,
@@ -11,17 +11,17 @@ import pytest
 from engine import Simulator
 from engine.algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from engine.algorithms.rnea import rnea
-from engine.bench.chains import swing, tip_track
+from engine.apps.bench.chains import swing, tip_track
 from engine.errors import SimulationError
 from engine.model import ModelBuilder
 from engine.scene import Scene
 from engine.scenes import chain, hanging_chain, rope
-from engine.solvers.constraints import constraint_jacobian
-from engine.solvers.geometric_stiffness import (exact_joint_stiffness, parse_geometric_stiffness, psd_part,
+from engine.solvers.stages.loop_closures import constraint_jacobian
+from engine.solvers.stages.geometric_stiffness import (exact_joint_stiffness, parse_geometric_stiffness, psd_part,
                                                 tension_blocks)
 from engine.model import State
-from engine.solvers.redmax import RedMaxStepper
-from engine.solvers.reduced_operators import fill_jacobian
+from engine.solvers.steppers.redmax import RedMaxStepper
+from engine.solvers.linalg.reduced_operators import fill_jacobian
 
 
 def _kinematics(model, q, qd=None):

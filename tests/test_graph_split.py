@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.solvers.graph_split import bandwidth, hub_system, matrix_entries, part_sizes, split_counts
+from engine.solvers.linalg.graph_split import bandwidth, hub_system, matrix_entries, part_sizes, split_counts
 
 
 def test_heuristic_follows_the_appendix_and_its_parts_add_up():

@@ -7,7 +7,7 @@ import pytest
 
 import engine
 from engine.errors import ModelError
-from engine.solvers.hard_constraints import HardConstraintSystem
+from engine.solvers.steppers.hard_constraints import HardConstraintSystem
 
 
 def test_chain_agrees_with_reduced_coordinates():
@@ -37,7 +37,7 @@ def test_verlet_keeps_a_tumbling_top_where_symplectic_euler_gains_energy():
     """Where the gyroscopic terms matter (a free brick spinning about its intermediate axis), Appendix
     A's σ* keeps the energy within 1 % at a 20 ms step, while symplectic Euler's explicit −h I⁻¹(ω × Iω)
     gains more than that at a 2 ms step. Also a scene with free bodies only (no rows to enforce)."""
-    from engine.bench.hard_constraints import keeps_energy
+    from engine.apps.bench.hard_constraints import keeps_energy
 
     assert keeps_energy(engine.scenes.tumbling_top, "verlet", 0.02, 5.0)
     assert not keeps_energy(engine.scenes.tumbling_top, "symplectic", 0.002, 5.0)
@@ -50,6 +50,7 @@ def test_verlet_keeps_a_tumbling_top_where_symplectic_euler_gains_energy():
     assert abs(np.linalg.norm(I @ w) - np.linalg.norm(L0)) < 1e-3 * np.linalg.norm(L0)  # … and |L| is kept
 
 
+@pytest.mark.slow
 def test_strandbeest_walks_with_exact_joints_for_ten_seconds():
     """Acceptance 1: every joint and loop error below 1e-8 m after every step over 10 s, and the
     Strandbeest walks forward when its crank turns."""

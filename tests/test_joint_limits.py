@@ -1,4 +1,4 @@
-"""Joint limits as unilateral constraints (engine.solvers.joint_limits): a hinge stops at its
+"""Joint limits as unilateral constraints (engine.solvers.stages.joint_limits): a hinge stops at its
 bound without overshoot or energy gain in every solver that has the stage, through the builder
 and through URDF; spherical and universal bounds hold; limits hold with loop closures (the
 umbrella's rib stops) and with ground contact; solvers without the stage refuse limited scenes."""
@@ -174,7 +174,7 @@ def test_limited_chain_resting_on_the_ground_stays_within_its_limits(solver):
 def test_ball_joint_limit_rows_are_the_rotation_vector_rates():
     """Finite differences: φ(q ⊕ εω) − φ(q) = ε · rows · ω for random poses (angles up to ~3 rad)."""
     from engine.integrators import integrate
-    from engine.solvers.joint_limits import JointLimits
+    from engine.solvers.stages.joint_limits import JointLimits
 
     b = engine.ModelBuilder()
     b.add_body("bob", joint="spherical", com=(0, 0, -0.5), limits=((-1, -1, -1), (1, 1, 1)))
@@ -218,7 +218,7 @@ def test_ball_joint_euler_limit_rows_are_the_euler_rates(order):
     """Finite differences: x(q ⊕ εω) − x(q ⊕ −εω) = 2ε · rows · ω for the Euler angles of each order, ω the
     joint's velocity (child coordinates), at random poses away from the gimbal."""
     from engine.integrators import integrate
-    from engine.solvers.joint_limits import JointLimits
+    from engine.solvers.stages.joint_limits import JointLimits
 
     model = _ball(order)
     limits = JointLimits(engine.Scene(model), 1 / 60)
@@ -247,7 +247,7 @@ def test_ball_joint_euler_coordinates_are_blenders_to_euler(order):
     pytest.importorskip("bpy")
     from mathutils import Quaternion
 
-    from engine.solvers.joint_limits import JointLimits
+    from engine.solvers.stages.joint_limits import JointLimits
 
     limits = JointLimits(engine.Scene(_ball(order)), 1 / 60)
     for q in _random_quaternions(np.random.default_rng(11), 200):
@@ -257,7 +257,7 @@ def test_ball_joint_euler_coordinates_are_blenders_to_euler(order):
 
 
 def _euler_violation(q, order, bound):
-    from engine.solvers.joint_limits import euler_angles
+    from engine.solvers.stages.joint_limits import euler_angles
 
     R, e = np.empty((3, 3)), np.empty(3)
     engine.joints.quat_to_matrix(q, 0, R)

@@ -6,10 +6,10 @@ from hypothesis import given, settings
 import engine
 from engine.algorithms.kinematics import joint_pass
 from engine.errors import ModelError, SimulationError
-from engine.solvers.reduced_operators import (
+from engine.solvers.linalg.reduced_operators import (
     fill_jacobian, fill_jacobian_dot, jacobian_dot_product, jacobian_product, jacobian_transpose_product,
 )
-from engine.solvers.redmax import RedMaxStepper
+from engine.solvers.steppers.redmax import RedMaxStepper
 from trees import random_trees, rel_err
 
 
@@ -257,7 +257,7 @@ def test_bad_scene_input_names_the_element():
 
 
 def test_parallel_constraint_solves_match_sequential(monkeypatch):
-    monkeypatch.setattr(engine.solvers.redmax, "PARALLEL_MIN_DOFS", 1)  # force threads on this small chain
+    monkeypatch.setattr(engine.solvers.steppers.redmax, "PARALLEL_MIN_DOFS", 1)  # force threads on this small chain
     model = _hanging_chain(10, link=0.25)
     q0 = np.tile([0.5, -0.2], 5)
     out = []

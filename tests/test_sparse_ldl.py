@@ -4,8 +4,8 @@ import pytest
 import scipy.sparse as sp
 
 import engine
-from engine.solvers.redmax import RedMaxStepper
-from engine.solvers.sparse_ldl import SparseLDL
+from engine.solvers.steppers.redmax import RedMaxStepper
+from engine.solvers.linalg.sparse_ldl import SparseLDL
 
 
 @pytest.mark.parametrize("n, density", [(1, 1.0), (7, 0.4), (60, 0.05), (200, 0.02)])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import Simulator
-from engine.advise_cli import build_scene
+from engine.apps.advise.cli import build_scene
 
 
 @pytest.mark.parametrize("name, params", [("hanging_chain", {"n": 6}), ("tree", {"levels": 2})])

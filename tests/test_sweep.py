@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
-from engine.sweep import SpecError, expand_grid, load_spec, read_rows, run_sweep  # noqa: E402
+from engine.apps.sweep import SpecError, expand_grid, load_spec, read_rows, run_sweep  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = """
@@ -51,6 +51,7 @@ def _files(out):
     return {p.name: p.read_bytes() for p in (out / "cells").glob("*.csv")}
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes_without_recomputing_or_losing_cells(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC.format(frames=600))
@@ -94,8 +95,8 @@ def test_killed_sweep_resumes_without_recomputing_or_losing_cells(tmp_path):
 
 def test_cells_with_dt_and_stiffness_run_in_process_and_plot(tmp_path):
     """run_cell without Dask: a dt axis (whole steps per frame) and a stiffness factor; the plots draw."""
-    from engine.sweep import run_cell, write_row
-    from engine.sweep_plots import plot_sweep
+    from engine.apps.sweep import run_cell, write_row
+    from engine.apps.sweep.plots import plot_sweep
 
     cells = expand_grid({"scene": "tree", "params": {"levels": 2}, "solver": ["explicit", "pcg"], "dt": [1 / 60, 1 / 240],
                          "stiffness": [1.0, 50.0], "frames": 20, "fps": 30})

@@ -98,8 +98,8 @@ WINDOW_SCRIPT = textwrap.dedent("""
     import numpy as np
     import polyscope as ps
     import polyscope.imgui as psim
-    from engine.viewer import app
-    from engine.viewer.session import SceneSource, ViewerSession
+    from engine.apps.viewer import app
+    from engine.apps.viewer.session import SceneSource, ViewerSession
 
     backend = app.init_polyscope(True, (1600, 900))  # wide: the panel on the right stays clear of the middle
     print("backend", backend)

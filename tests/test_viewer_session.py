@@ -1,6 +1,6 @@
-"""The viewer's UI actions without a window (engine.viewer.session): scene building and rebuilds,
+"""The viewer's UI actions without a window (engine.apps.viewer.session): scene building and rebuilds,
 solver switch, time step and substeps, gravity, play/pause in real time, the mouse drag, and the
-arrays it draws (engine.viewer.frame); plus the engine additions they use."""
+arrays it draws (engine.apps.viewer.frame); plus the engine additions they use."""
 from pathlib import Path
 
 import numpy as np
@@ -8,14 +8,14 @@ import pytest
 
 import engine
 from engine.errors import ModelError, URDFError
-from engine.viewer import (
+from engine.apps.viewer import (
     SCENES,
     SceneParams,
     SceneSource,
     ViewerSession,
     available_scenes,
 )
-from engine.viewer.frame import CUBE_CORNERS, CUBE_FACES, frame_geometry, scene_shapes
+from engine.apps.viewer.frame import CUBE_CORNERS, CUBE_FACES, frame_geometry, scene_shapes
 
 DATA = Path(__file__).parent / "data"
 
@@ -374,7 +374,7 @@ def test_set_pair_changes_springs_for_new_simulators():
 
 def test_centipede_preset_walks_in_the_viewer():
     """The contact scene plays in a session: segments slider, ground contact, the gait controller."""
-    from engine.viewer.session import SceneSource, ViewerSession
+    from engine.apps.viewer.session import SceneSource, ViewerSession
 
     session = ViewerSession(SceneSource("preset", "centipede"))
     session.set_params(size=3)

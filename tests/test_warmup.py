@@ -1,4 +1,4 @@
-"""engine.warmup: the kernel groups a solver needs, progress and cancel, and the warm-cache stamp; on a cold
+"""engine.apps.warmup: the kernel groups a solver needs, progress and cancel, and the warm-cache stamp; on a cold
 cache (a subprocess), a bake step after the warm-up compiles nothing, also when a joint reaches its limit."""
 import json
 import os
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from engine import warmup
+from engine.apps import warmup
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,7 +107,7 @@ ACTIVE = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
-from engine import warmup
+from engine.apps import warmup
 out = []
 for facts in ({"closures": False, "limits": True, "contact": True}, {"closures": True, "limits": None, "contact": True},
               {"closures": None, "limits": None}):
@@ -144,20 +144,20 @@ def test_each_group_makes_the_stages_it_compiles_solve():
 
 
 # On an empty numba cache: the add-on's warm-up for a scene's facts, then that scene's bake steps, with numba's
-# compile events recorded (scripts/compile_profile.py's recorder). A rig whose first joint gravity drives into
+# compile events recorded (scripts/studies/compile_profile.py's recorder). A rig whose first joint gravity drives into
 # its lower bound within a few steps, and a ball joint at its end into Euler bounds: a hinge chain (argv[2] "chain": no loop closures, the staged step with the
 # limit stage), or the same with a pinned ball joint ("closure": the limit stage works in the closures' metric),
 # warmed up as the add-on does for an armature with a closure link (limits not known from the Blender scene).
 # One process per rig: kernels the first rig's steps compiled would hide the second warm-up's gaps.
 COLD_LIMITS = r"""
 import json, sys
-sys.path[:0] = [sys.argv[1], sys.argv[1] + "/scripts"]
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/scripts", sys.argv[1] + "/scripts/studies"]
 from compile_profile import CompileRecorder, install
 recorder = CompileRecorder()
 install(recorder)
 import numpy as np
 import engine
-from engine import warmup
+from engine.apps import warmup
 from engine.model import ModelBuilder
 from engine.scene import Scene
 
@@ -197,6 +197,7 @@ print("RESULT " + json.dumps({"facts": facts, "scene_facts": warmup.scene_facts(
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not engine.JIT_ENABLED, reason="without numba nothing compiles")
 def test_cold_cache_warmup_leaves_nothing_to_compile_when_a_joint_reaches_its_limit(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", COLD_LIMITS, str(ROOT), rig], stdout=subprocess.PIPE,

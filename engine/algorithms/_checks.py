@@ -5,10 +5,14 @@ import numpy as np
 
 from .._jit import kernel
 from ..errors import ModelError
-from ..joints import FREE, SPHERICAL, UNIT_QUATERNION_TOL
+from ..joints import JOINT_QUATERNION_AT, UNIT_QUATERNION_TOL
+from ._flat import unpack_tree
 
 F8 = np.dtype(np.float64)
 _NDARRAY = np.ndarray
+# what a flat launch (``aba_flat``, ``rnea_flat``, …) returns: done, an input failed its checks (the launcher
+# reruns the Python checks, which name the joint), or finite inputs gave a non-finite result (overflow)
+DONE, BAD_INPUT, OVERFLOW = 0, 1, 2
 
 
 def plain_vector(x) -> bool:
@@ -28,9 +32,10 @@ def as_q(model, q, name: str = "q") -> np.ndarray:
     """(nq,) contiguous float64 copy-free view of q, or a ModelError naming the joint; quaternions
     must have unit norm to ``joints.UNIT_QUATERNION_TOL`` (the one rule: raise, never renormalise)."""
     a = _as_vector(model, q, model.nq, model.q_start, model.joint_nq, name)
-    joints = np.flatnonzero((model.joint_type == SPHERICAL) | (model.joint_type == FREE))
+    at = JOINT_QUATERNION_AT[model.joint_type]
+    joints = np.flatnonzero(at >= 0)
     if len(joints):
-        starts = model.q_start[joints] + np.where(model.joint_type[joints] == FREE, 3, 0)
+        starts = model.q_start[joints] + at[joints]
         norms = np.sqrt((a[starts[:, None] + np.arange(4)] ** 2).sum(axis=1))
         bad = np.flatnonzero(np.abs(norms - 1.0) > UNIT_QUATERNION_TOL)
         if len(bad):
@@ -82,14 +87,31 @@ def all_finite(x):
 
 
 @kernel(inline=True)
+def all_finite_2d(x):
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            if not np.isfinite(x[r, c]):
+                return False
+    return True
+
+
+def overflow_error(function: str, result: str, inputs) -> ModelError:
+    """The error of a launch whose finite inputs gave a non-finite result: they are beyond what float64
+    arithmetic holds (e.g. τ = 1e308 N·m: M⁻¹τ overflows). inputs: (name, array) pairs."""
+    sizes = ", ".join(f"|{name}| up to {np.abs(np.asarray(a, dtype=float)).max(initial=0.0):.3g}" for name, a in inputs)
+    return ModelError(f"{function}: {result} overflowed to inf/NaN from finite inputs ({sizes}); they are too large "
+                      "for float64 arithmetic (SI units: N·m, rad/s, m)")
+
+
+@kernel(inline=True)
 def configuration_ok(tree, q):
     """as_q's checks in a kernel: finite q and unit quaternions."""
     if not all_finite(q):
         return False
     for i in range(tree.parent.shape[0]):
-        jt = tree.joint_type[i]
-        if jt == SPHERICAL or jt == FREE:
-            s = tree.q_start[i] + (3 if jt == FREE else 0)
+        at = JOINT_QUATERNION_AT[tree.joint_type[i]]
+        if at >= 0:
+            s = tree.q_start[i] + at
             norm = np.sqrt(q[s] ** 2 + q[s + 1] ** 2 + q[s + 2] ** 2 + q[s + 3] ** 2)
             if not abs(norm - 1.0) <= UNIT_QUATERNION_TOL:
                 return False
@@ -101,3 +123,13 @@ def inputs_ok(tree, q, qd, tau):
     """The checks of as_q / as_v in a kernel: finite q, qd, tau and unit quaternions. On False the
     launcher reruns the Python checks, which name the offending joint."""
     return all_finite(qd) and all_finite(tau) and configuration_ok(tree, q)
+
+
+@kernel(refcounts=False)
+def state_ok_flat(ints, floats, q, qd, rest):
+    """A step's start on a FlatModel's buffers (one cheap launch): q (nq,) and the joint springs' rest
+    configuration (nq,) finite with unit quaternions, qd (nv,) finite. On False the caller reruns
+    ``as_q`` / ``as_v``, which name the entry and its joint."""
+    tree = unpack_tree(ints, floats)
+    return (q.shape[0] == ints[2] and rest.shape[0] == ints[2] and qd.shape[0] == ints[1] and all_finite(qd)
+            and configuration_ok(tree, q) and configuration_ok(tree, rest))

@@ -12,7 +12,7 @@ of a cylinder about their centre of mass; masses are plausible adult values
 (humanoid 65 kg, dog 24.8 kg) listed in each builder. Joint limits are
 stored on the model (``model.joint_lower`` / ``joint_upper``; for spherical
 joints bounds on the rotation-vector components, rad); the Simulator enforces
-them (``engine.solvers.joint_limits``; ``enforce_limits=False`` to ignore them). The reference motions that go with these
+them (``engine.solvers.stages.joint_limits``; ``enforce_limits=False`` to ignore them). The reference motions that go with these
 characters are in ``engine.control.motions``.
 """
 from __future__ import annotations

@@ -13,10 +13,10 @@ from typing import Callable
 
 from ..errors import SimulatorOptionError
 from ..stepper import Stepper
-from .baraff import SceneStepper as BaraffSceneStepper
-from .explicit import ExplicitStepper
-from .hard_constraints import HardConstraintStepper
-from .redmax import RedMaxStepper
+from .steppers.baraff import SceneStepper as BaraffSceneStepper
+from .steppers.explicit import ExplicitStepper
+from .steppers.hard_constraints import HardConstraintStepper
+from .steppers.redmax import RedMaxStepper
 
 STEPPERS: dict[str, Callable[..., Stepper]] = {
     "explicit": ExplicitStepper,                                # ABA + symplectic Euler
