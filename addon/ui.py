@@ -133,18 +133,21 @@ class REDMAX_PT_summary(_Tab):
         for reason, names in info["left_out"].items():
             shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
             col.label(text=f"Left out: {shown} — {reason}", icon="INFO")
+        for line in info["collisions"]:
+            col.label(text=f"Collisions: {line}", icon="MOD_PHYSICS")
         for element, setting, why in info["ignored"]:
             col.label(text=f"Ignored: {element}: {setting} — {why}", icon="ERROR")
 
 
 class REDMAX_PT_ground(_Tab):
-    bl_label = "Ground Contact"
+    bl_label = "Collisions"
     bl_parent_id = "REDMAX_PT_main"
 
     def draw(self, context):
         layout = self.layout
         layout.use_property_split = True
         s = context.scene.redmax
+        layout.prop(s, "collisions")
         layout.prop(s, "collide_with_ground")
         col = layout.column()
         col.active = s.collide_with_ground
