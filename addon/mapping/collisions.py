@@ -10,7 +10,9 @@ With the scene's *Collisions* on (the default), every rigid body collides as Ble
   active one collides as its convex hull, named), Compound Parent (the shapes of its children that have rigid
   bodies; the children move with it and are not simulated apart). The shape is centred on the bounding box
   (Bullet centres it on the origin: the same when the origin is at the geometry's centre). Objects simulated
-  without a rigid body (*Simulate* on) collide as their bounding box. *Source* Base reads the mesh without
+  without a rigid body (*Simulate* on, or in a constraint) collide with the ground plane only, as their bounding
+  box (Blender's Rigid Body does not simulate them at all; mechanisms of such objects overlap where they are
+  joined). *Source* Base reads the mesh without
   its modifiers, Deform and Final with them.
 * **Margin**: Blender's (``RBO_GET_MARGIN``): *Collision Margin* when *Margin* is on and always for Convex Hull,
   Mesh and Cone, else 0.04 m. Box, Cylinder and Cone keep their outer size and round their edges by it (an
@@ -254,7 +256,12 @@ def add_colliders(scene, b, bscene, objects, shapes: Shapes) -> dict:
     if not report["enabled"]:
         return report
     model = scene.model
-    bodies = colliding(model)
+    bodies = [n for n in colliding(model) if b.targets[n].bone or b.targets[n].object.rigid_body is not None]
+    plain = [n for n in colliding(model) if n not in bodies and b.targets[n].keyed]
+    if plain:
+        report["none"].append((", ".join(plain[:3]) + (f" (+{len(plain) - 3})" if len(plain) > 3 else ""),
+                               "no rigid body: collides with the ground plane only (add a rigid body to collide "
+                               "with objects)"))
     for n in bodies:
         t = b.targets[n]
         shape = model.body_shapes[model.body_index(n)]
@@ -273,15 +280,14 @@ def add_colliders(scene, b, bscene, objects, shapes: Shapes) -> dict:
     for n, t in b.targets.items():
         shape = model.body_shapes[model.body_index(n)]
         if shape and not shape.get("collide", True) and t.keyed:
-            why = "Collide is off" if not (t.object.redmax.collide if not t.bone else
-                                           t.object.data.bones[t.bone].redmax.collide) else "in no Collision Collection"
-            report["none"].append((n, why))
+            on = t.object.data.bones[t.bone].redmax.collide if t.bone else t.object.redmax.collide
+            report["none"].append((n, _nothing(on)))
     for ob in collider_objects(objects) + list(b.held_still):
         if ob.name in keyed or ob in b.anchor_bodies:
             continue
         shape, label = shapes.static(ob)
         if not shape.get("collide", True):
-            report["none"].append((ob.name, "in no Collision Collection" if ob.redmax.collide else "Collide is off"))
+            report["none"].append((ob.name, _nothing(ob.redmax.collide)))
             continue
         touch = [n for n in bodies if (ob.name, n) not in apart]
         if not touch:
@@ -302,8 +308,12 @@ def add_colliders(scene, b, bscene, objects, shapes: Shapes) -> dict:
             scene.disable_collision(a, c)
     _bones_apart(scene, b, bodies)
     if len(bodies) >= 2:
-        scene.set_body_contacts(friction=0.5, bodies=bodies)
+        scene.set_body_contacts(friction=0.5, bodies=bodies)  # (objects without a rigid body: the ground only)
     return report
+
+
+def _nothing(collide_on: bool) -> str:
+    return f"collides with nothing ({'in no Collision Collection' if collide_on else 'Collide is off'})"
 
 
 def _kept_apart(bscene, objects, keyed, report) -> set:
@@ -349,5 +359,5 @@ def summary_lines(report: dict) -> list:
     lines += [f"{name}: only with shapes in Collision Collection {', '.join(str(g + 1) for g in groups)}"
               for name, groups in report["groups"]]
     lines += [f"pair {a}–{b}: {why}" for a, b, why in report["apart"]]
-    lines += [f"{name}: collides with nothing ({why})" for name, why in report["none"]]
+    lines += [f"{name}: {why}" for name, why in report["none"]]
     return lines

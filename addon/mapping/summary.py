@@ -33,7 +33,6 @@ def _left_out(bscene, m, objects):
     anchored = {t.object for t in m.targets if not t.keyed} if m is not None else set()
     chosen = set(objects) if objects is not None else None
     curves = {item.curve for item in bscene.redmax.links}
-    colliders = dict(m.collisions.get("colliders", ())) if m is not None else {}
     out: dict = {}
     for ob in bscene.objects:
         if ob in mapped or ob in curves:
@@ -44,8 +43,6 @@ def _left_out(bscene, m, objects):
             reason = "moves by its animation: a moving " + ("collider" if shaped else "anchor of what hangs from it")
         elif chosen is not None and ob not in chosen and simulated_reason(ob, bscene):
             reason = "not selected (Selected Only): holds its place"
-        elif ob.name in colliders:
-            reason = f"passive rigid body: {colliders[ob.name]}"
         elif ob.rigid_body is not None and ob.rigid_body.type == "PASSIVE":
             reason = "passive rigid body: part of the world"
         elif ob.rigid_body is not None and (ob.rigid_body.kinematic or not ob.rigid_body.enabled):
