@@ -150,9 +150,12 @@ def bridge(scene, planks=30):
 def test_a_crate_dropped_on_a_rope_bridge_comes_to_rest_on_the_deck(ctx, scene):
     """Acceptance 1–2: the far hinge closes a loop (a loop closure); the crate falls 1 m onto the middle of the
     deck and rides it: at the end it sits on the plank under it (its bottom within 3 cm of that plank's top),
-    no contact deeper than 2 mm at any step."""
+    no contact deeper than 2 mm at any step. At 10 substeps (1/240 s): at the default 2 (and at 5) the RedMax
+    step of this closed chain of 30 hinges diverges once the deck swings, with the crate or without it and with
+    Collisions off too (the closure solve, not the contact: tests/test_collision_physics.py says the same)."""
     n = 97
     frames(scene, n)
+    scene.redmax.substeps = 10
     passive_plane()
     deck, crate = bridge(scene)
     ref = bullet(scene, deck + [crate], n)
@@ -199,7 +202,7 @@ def test_a_twenty_link_chain_dropped_on_a_mesh_staircase_comes_to_rest_on_the_st
     stairs: a chain over stair noses creeps down them below about 0.8 combined) dropped 0.5 m onto a passive
     Mesh staircase (6 steps of 0.15 × 0.3 m, Collision Margin 0.04 m: Bullet's triangle mesh is thickened by
     it) with a passive floor beyond. At the end it is at rest and no link is inside a step: each link's lowest
-    point at or above the tread under it plus the mesh's margin, less 2 mm."""
+    point at or above the tread under it plus the mesh's margin (or the floor), less 2 mm."""
     n = 193
     frames(scene, n)
     passive_plane()
@@ -218,9 +221,9 @@ def test_a_twenty_link_chain_dropped_on_a_mesh_staircase_comes_to_rest_on_the_st
         for M in W:
             axis = M[:3, 2] / np.linalg.norm(M[:3, 2])
             for end in (M[:3, 3] + 0.05 * axis, M[:3, 3] - 0.05 * axis):  # cap centres (radius 0.025)
-                x = end[0]
-                tread = (6 - math.floor(x / 0.3)) * 0.15 if 0.0 <= x < 1.8 else 0.0
-                out = min(out, end[2] - 0.025 - tread)
+                x = end[0]  # over the stairs: the tread thickened by the margin; beyond: the flat floor (margin 0)
+                surface = (6 - math.floor(x / 0.3)) * 0.15 + margin if 0.0 <= x < 1.8 else 0.0
+                out = min(out, end[2] - 0.025 - surface)
         return out
 
     ref = bullet(scene, links, n)
@@ -229,9 +232,9 @@ def test_a_twenty_link_chain_dropped_on_a_mesh_staircase_comes_to_rest_on_the_st
     clear, clear_b = lowest_above_step(ours[-1]), lowest_above_step(ref[-1])
     moving = np.linalg.norm(ours[-1, :, :3, 3] - ours[-2, :, :3, 3], axis=1).max() * scene.render.fps
     on_steps = int((ours[-1, :, 0, 3] < 1.8).sum())
-    print(f"\nchain on the mesh staircase: lowest link {clear * 1e3:+.1f} mm above the step under it (Bullet "
-          f"{clear_b * 1e3:+.1f} mm; the mesh's margin {margin * 1e3:.0f} mm), {on_steps} of 20 links over the stairs "
+    print(f"\nchain on the mesh staircase: lowest link {clear * 1e3:+.1f} mm above the surface under it (the tread "
+          f"thickened by the mesh's margin of {margin * 1e3:.0f} mm, or the floor; Bullet {clear_b * 1e3:+.1f} mm), {on_steps} of 20 links over the stairs "
           f"(Bullet {int((ref[-1, :, 0, 3] < 1.8).sum())}), fastest link {moving:.4f} m/s at the end, deepest contact "
           f"{deepest * 1e3:.2f} mm")
-    assert clear >= margin - PENETRATION and deepest <= PENETRATION
+    assert clear >= -PENETRATION and deepest <= PENETRATION
     assert moving < 0.01 and on_steps >= 10
