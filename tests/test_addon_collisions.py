@@ -436,3 +436,21 @@ def test_bad_shapes_are_refused_by_name_or_handled_as_documented_and_nothing_is_
         bpy.ops.redmax.bake()
     assert differences(before, scene_snapshot(scene, list(scene.objects))) == []
     assert box.animation_data is None or box.animation_data.action is None
+
+
+def test_the_exported_scene_file_keeps_the_colliders(ctx, scene, tmp_path):
+    """Export RedMax Scene of a collision rig: the passive floor and post, the pair kept apart and the shapes come
+    back in the engine and simulate as the mapping's scene does."""
+    passive_plane()
+    post = artist_cube("post", 0.5, (0, 0, 1), "PASSIVE")
+    plank = artist_cube("plank", 0.5, (0, 0.4, 1), "ACTIVE")
+    artist_constraint("hinge", "HINGE", post, plank, (0, 0.25, 1), (0, math.pi / 2, 0))
+    artist_cube("box", 0.5, (1.5, 0, 2), "ACTIVE").rigid_body.collision_shape = "CYLINDER"
+    path = tmp_path / "collide.json"
+    assert bpy.ops.redmax.export_scene(filepath=str(path)) == {"FINISHED"}
+    loaded, mapped = engine.load_scene(path), mapping.build(ctx).scene
+    assert [c.name for c in loaded.static_colliders] == [c.name for c in mapped.static_colliders] == ["floor", "post"]
+    sims = [engine.Simulator(s, "pcg", dt=1 / 48) for s in (mapped, loaded)]
+    for sim in sims:
+        sim.step(48)
+    np.testing.assert_allclose(sims[0].state.q, sims[1].state.q, atol=1e-9)
