@@ -454,3 +454,20 @@ def test_the_exported_scene_file_keeps_the_colliders(ctx, scene, tmp_path):
     for sim in sims:
         sim.step(48)
     np.testing.assert_allclose(sims[0].state.q, sims[1].state.q, atol=1e-9)
+
+
+def test_an_object_simulated_without_a_rigid_body_collides_with_the_ground_plane_only(ctx, scene):
+    """Blender's Rigid Body does not simulate it at all; the bake does (Simulate on) and lets it touch the ground
+    plane, not the rigid bodies or passive colliders (mechanisms of such objects overlap where they are joined)."""
+    from blender_rigs import box
+
+    frames(scene, 48)
+    passive_plane("floor", location=(0, 0, 0.5))
+    ob = box("plain", (0.5, 0.5, 0.5), (0, 0, 2))
+    ob.redmax.simulate = True
+    info = mapping.summary(ctx)
+    assert "plain: no rigid body: collides with the ground plane only (add a rigid body to collide with objects)" \
+        in info["collisions"]
+    scene.redmax.collide_with_ground = True
+    bake_it(ctx)
+    assert baked(scene, [ob], 48)[-1, 0, 2, 3] == pytest.approx(0.25, abs=PENETRATION)  # through the floor, on the ground
