@@ -44,6 +44,7 @@ import numpy as np
 from .._engine import engine
 from .anchors import held_by_blender, moving_anchor
 from .common import MappingError, matrix, rigid_part
+from .rigid_objects import mesh_triangles
 
 DEFAULT_MARGIN = 0.04    # m: Bullet's margin of a shape whose *Margin* is off (Box, Cylinder, Sphere, Capsule)
 EMBED_FRACTION = 0.5     # an embedded margin is kept below this fraction of the shape's smallest half size
@@ -102,8 +103,6 @@ def groups_of(rb) -> list:
 def _mesh(ob, depsgraph, base: bool):
     """(vertices (n, 3) in the object's frame, triangles (m, 3)) of its mesh: the evaluated one, or without
     modifiers (``base``)."""
-    from .rigid_objects import mesh_triangles
-
     if not base:
         return mesh_triangles(ob, depsgraph)
     me = ob.data
@@ -131,8 +130,11 @@ class Shapes:
         """The world-frame shape dict of a simulated object or moving collider (``common.Builder.add``)."""
         rb = ob.rigid_body
         what = f"object '{ob.name}'"
-        if rb is None:
-            shape = self._primitive(ob, "BOX", DEFAULT_MARGIN, what)
+        if rb is None:  # (simulated without a rigid body: its bounding box; an Empty's has no size: no shape)
+            try:
+                shape = self._primitive(ob, "BOX", DEFAULT_MARGIN, what)
+            except MappingError:
+                return None
         elif rb.collision_shape == "COMPOUND":
             parts = [self._part(child) for child in ob.children if is_compound_child(child)]
             parts = [p for p in parts if p is not None]
