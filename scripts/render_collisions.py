@@ -12,11 +12,12 @@ from mathutils import Vector
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import addon  # noqa: E402
-from addon import bake  # noqa: E402
 from blender_rigs import artist_constraint, artist_cube  # noqa: E402
 from test_addon_collisions import frames, passive_plane  # noqa: E402
 from test_addon_collisions_slow import chain  # noqa: E402
+
+import addon  # noqa: E402
+from addon import bake  # noqa: E402
 
 FRAMES = (20, 96)
 

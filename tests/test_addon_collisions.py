@@ -11,9 +11,10 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from blender_rigs import artist_constraint, artist_cube, differences, scene_snapshot  # noqa: E402
+
 import engine  # noqa: E402
 from addon import bake, mapping  # noqa: E402
-from blender_rigs import artist_constraint, artist_cube, differences, scene_snapshot  # noqa: E402
 
 PENETRATION = 2e-3
 FPS = 24
@@ -180,7 +181,7 @@ def test_the_old_ground_setting_keeps_working_beside_the_colliders(ctx, scene):
     box = artist_cube("box", 0.5, (0, 0, 2), "ACTIVE")
     scene.redmax.collide_with_ground, scene.redmax.ground_height = True, 0.5
     job, deepest = bake_it(ctx)
-    assert job.mapping.scene.ground is not None
+    assert job.mapping.scene.ground is not None and deepest <= PENETRATION
     assert baked(scene, [box], 72)[-1, 0, 2, 3] == pytest.approx(0.75, abs=PENETRATION)
 
 
@@ -193,7 +194,7 @@ def test_box_b_dropped_on_box_a_lands_on_it_never_inside(ctx, scene):
     a = artist_cube("A", 0.5, (0, 0, 0.25), "ACTIVE")
     b = artist_cube("B", 0.5, (0.15, 0.1, 1.5), "ACTIVE")
     ref = bullet(scene, [a, b], n)
-    job, deepest = bake_it(ctx)
+    _job, deepest = bake_it(ctx)
     ours = baked(scene, [a, b], n)
 
     def worst_overlap(W):  # the deepest interpenetration of the two cubes over the frames (SAT on face axes)
@@ -240,7 +241,7 @@ def test_a_box_on_a_frictionless_30_degree_ramp_slides_as_gravity_says(ctx, scen
         frames(scene, n + 2)
         box, downhill = ramp(scene, 0.0)
         ref = bullet(scene, [box], n)[:, 0, :3, 3]
-        job, deepest = bake_it(bpy.context)
+        _job, deepest = bake_it(bpy.context)
         ours = baked(scene, [box], n)[:, 0, :3, 3]
         slide, slide_bullet = (ours[-1] - ours[0]) @ downhill, (ref[-1] - ref[0]) @ downhill
         steps = fps // 2 * scene.redmax.substeps
@@ -258,7 +259,7 @@ def test_a_box_with_friction_08_on_a_30_degree_ramp_stays_put(ctx, scene):
     frames(scene, n)
     box, _ = ramp(scene, 0.8)
     ref = bullet(scene, [box], n)[:, 0, :3, 3]
-    job, deepest = bake_it(ctx)
+    _job, deepest = bake_it(ctx)
     ours = baked(scene, [box], n)[:, 0, :3, 3]
     moved, moved_bullet = np.linalg.norm(ours[-1] - ours[0]), np.linalg.norm(ref[-1] - ref[0])
     print(f"\nramp with friction 0.8: moved {moved * 1e3:.3f} mm in 2 s (Bullet {moved_bullet * 1e3:.3f} mm), "
@@ -286,7 +287,7 @@ def test_a_sphere_with_bounciness_09_rebounds_as_its_bounciness_predicts(ctx, sc
         return float(z[bottom:].max() - 0.25), bottom
 
     ref = bullet(scene, [ball], n)[:, 0, 2, 3]
-    job, deepest = bake_it(ctx)
+    _job, deepest = bake_it(ctx)
     z = baked(scene, [ball], n)[:, 0, 2, 3]
     h, hb = rebound(z)[0], rebound(ref)[0]
     predicted = 0.81 ** 2 * 2.0
@@ -299,7 +300,7 @@ def test_a_sphere_with_bounciness_09_rebounds_as_its_bounciness_predicts(ctx, sc
 # ------------------------------------------------------------------ settings and the summary
 def test_collision_collections_and_disable_collisions_keep_pairs_apart_and_the_summary_says_why(ctx, scene):
     frames(scene, 48)
-    floor = passive_plane()
+    passive_plane()
     ghost = artist_cube("ghost", 0.5, (2, 0, 1), "ACTIVE")
     ghost.rigid_body.collision_collections = [i == 1 for i in range(20)]  # collection 2 only
     post = artist_cube("post", 0.5, (0, 0, 1), "PASSIVE")
@@ -318,7 +319,7 @@ def test_collision_collections_and_disable_collisions_keep_pairs_apart_and_the_s
     model = m.scene.model
     assert post_collider.bodies is not None and model.body_index("plank") not in post_collider.bodies
     assert floor_collider.groups == 1
-    job, _ = bake_it(ctx)
+    _job, _ = bake_it(ctx)
     z = baked(scene, [ghost, plank], 48)[-1, :, 2, 3]
     assert z[0] < -1.0  # collection 2 shares nothing with the floor's 1: it falls through
     scene.objects["hinge"].rigid_body_constraint.disable_collisions = False
@@ -352,9 +353,11 @@ def test_an_animated_passive_box_is_a_moving_collider_that_pushes_a_box(ctx, sce
     paddle.keyframe_insert("location", frame=25)
     info = mapping.summary(ctx)
     assert "paddle (moving collider, Convex Hull)" in "\n".join(info["collisions"])
-    job, deepest = bake_it(ctx)
+    _, deepest = bake_it(ctx)
     xb = baked(scene, [box, paddle], n)[:, :, 0, 3]
-    print(f"\nmoving collider: the box ends at x = {xb[-1, 0]:.3f} m (the paddle's face at {xb[-1, 1] + 0.05:.3f})")
+    print(f"\nmoving collider: the box ends at x = {xb[-1, 0]:.3f} m (the paddle's face at {xb[-1, 1] + 0.05:.3f}), "
+          f"deepest contact {deepest * 1e3:.2f} mm")
+    assert deepest <= PENETRATION
     assert xb[-1, 0] > xb[-1, 1] + 0.05 + 0.25 - PENETRATION  # ahead of the paddle, never inside it
     assert xb[-1, 0] > 1.0
 

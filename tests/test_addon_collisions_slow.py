@@ -11,7 +11,14 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from blender_rigs import artist_constraint, artist_cube  # noqa: E402
-from test_addon_collisions import PENETRATION, baked, bake_it, bullet, frames, passive_plane  # noqa: E402
+from test_addon_collisions import (  # noqa: E402
+    PENETRATION,
+    bake_it,
+    baked,
+    bullet,
+    frames,
+    passive_plane,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +66,7 @@ def test_a_stack_of_ten_boxes_stands_ten_seconds(ctx, scene):
     passive_plane()
     boxes = [artist_cube(f"box{i}", 0.5, (0, 0, 0.25 + 0.5 * i), "ACTIVE") for i in range(10)]
     ref = bullet(scene, [boxes[-1]], n)[:, 0, :3, 3]
-    job, deepest = bake_it(ctx)
+    _job, deepest = bake_it(ctx)
     top = baked(scene, [boxes[-1]], n)[:, 0, :3, 3]
     drift, drift_bullet = np.linalg.norm(top[-1] - top[0]), np.linalg.norm(ref[-1] - ref[0])
     print(f"\nstack of ten: top box drifted {drift * 1e3:.2f} mm in 10 s (Bullet {drift_bullet * 1e3:.2f} mm), "
@@ -105,7 +112,7 @@ def test_a_ten_link_chain_swinging_onto_the_floor_piles_up_without_links_passing
         return out
 
     ref = bullet(scene, links, n)
-    job, deepest = bake_it(ctx)
+    _job, deepest = bake_it(ctx)
     ours = baked(scene, links, n)
     lowest = ours[:, :, 2, 3].min()
     print(f"\nchain swinging onto the floor: links overlap at worst {worst(ours) * 1e3:.2f} mm (Bullet "
@@ -227,7 +234,7 @@ def test_a_twenty_link_chain_dropped_on_a_mesh_staircase_comes_to_rest_on_the_st
         return out
 
     ref = bullet(scene, links, n)
-    job, deepest = bake_it(ctx)
+    _job, deepest = bake_it(ctx)
     ours = baked(scene, links, n)
     clear, clear_b = lowest_above_step(ours[-1]), lowest_above_step(ref[-1])
     moving = np.linalg.norm(ours[-1, :, :3, 3] - ours[-2, :, :3, 3], axis=1).max() * scene.render.fps
