@@ -381,6 +381,27 @@ def test_bones_collide_with_objects_not_with_each_other(ctx, scene):
     assert "bones: collide with the objects, not with the bones of their own armature" in info["collisions"]
 
 
+def test_a_falling_bone_lands_on_a_passive_box(ctx, scene):
+    """A free single-bone armature (capsule radius 0.05 m) dropped across a passive 1 m cube: it rests on the cube's
+    top, its capsule's lowest point at z = 1, not on the floor below."""
+    from blender_rigs import armature
+
+    frames(scene, 48)
+    passive_plane()
+    artist_cube("table", 1.0, (0, 0, 0.5), "PASSIVE")
+    rig = armature(ctx, "rig", [("bone", (-0.3, 0, 1.5), (0.3, 0, 1.5), None)])
+    rig.redmax.simulate, rig.redmax.root = True, "FREE"
+    rig.data.bones["bone"].redmax.contact_radius = 0.05
+    _, deepest = bake_it(ctx)
+    scene.frame_set(48)
+    head = np.array(rig.matrix_world) @ np.array([*rig.pose.bones["bone"].head, 1.0])
+    tail = np.array(rig.matrix_world) @ np.array([*rig.pose.bones["bone"].tail, 1.0])
+    lowest = min(head[2], tail[2]) - 0.05
+    print(f"\nbone on a passive box: its capsule's lowest point at z = {lowest:.4f} m, deepest contact "
+          f"{deepest * 1e3:.2f} mm")
+    assert lowest == pytest.approx(1.0, abs=PENETRATION) and deepest <= PENETRATION
+
+
 # ------------------------------------------------------------------ bad shapes
 @pytest.mark.parametrize("case", ["flat active hull", "empty passive hull", "zero-size box", "non-manifold mesh"])
 def test_bad_shapes_are_refused_by_name_or_handled_as_documented_and_nothing_is_written(ctx, scene, case):
