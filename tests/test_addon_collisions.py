@@ -494,3 +494,18 @@ def test_an_object_simulated_without_a_rigid_body_collides_with_the_ground_plane
     scene.redmax.collide_with_ground = True
     bake_it(ctx)
     assert baked(scene, [ob], 48)[-1, 0, 2, 3] == pytest.approx(0.25, abs=PENETRATION)  # through the floor, on the ground
+
+
+def test_the_panels_summary_follows_the_collision_settings(ctx, scene):
+    """The N-panel's Scene Summary (cached between redraws) is recomputed when a collision setting changes."""
+    from addon import ui
+
+    passive_plane()
+    box = artist_cube("box", 0.5, (0, 0, 1), "ACTIVE")
+    assert "1 colliding: box (body, Convex Hull)" in ui.scene_summary(ctx)["collisions"]
+    box.rigid_body.collision_shape = "SPHERE"
+    assert "1 colliding: box (body, Sphere)" in ui.scene_summary(ctx)["collisions"]
+    box.rigid_body.collision_collections[0] = False
+    assert "box: collides with nothing (in no Collision Collection)" in ui.scene_summary(ctx)["collisions"]
+    scene.redmax.collisions = False
+    assert ui.scene_summary(ctx)["collisions"][0].startswith("rigid bodies do not collide")
