@@ -76,13 +76,22 @@ class Deepest:
             return out
 
         sim.step = recorded
+        self.sim = sim
+
+    def detach(self) -> None:
+        """Give the simulator its own step back (no reference cycle through the wrapper outlives the bake)."""
+        del self.sim.step
+        self.sim = None
 
 
 def bake_it(ctx):
     job = bake.BakeJob(ctx)
     deepest = Deepest(job)
-    job.run()
-    job.finish()
+    try:
+        job.run()
+        job.finish()
+    finally:
+        deepest.detach()
     return job, deepest.depth
 
 
