@@ -31,13 +31,15 @@ TITLE = "Compiling solver kernels — first run only"
 
 
 def options(settings) -> dict:
-    """``engine.apps.warmup`` options for the scene settings ``scene.redmax`` (solver, ground contact) and the
-    facts of its scene that decide which step the bake runs (``mapping.scene_facts``: loop closures, joint
-    limits, body damping), so the compile covers that step and no other. A baked scene is read as the
+    """``engine.apps.warmup`` options for the scene settings ``scene.redmax`` (solver, contact: the ground or
+    colliding rigid bodies) and the facts of its scene that decide which step the bake runs
+    (``mapping.scene_facts``: loop closures, joint limits, body damping), so the compile covers that step and no other. A baked scene is read as the
     re-bake maps it: with the rigid bodies and constraints the bake took out of Blender's world put back."""
     bscene = settings.id_data
-    return {"solver": settings.solver.lower(), "contact": bool(settings.collide_with_ground),
-            "contact_method": settings.contact_method.lower(), **mapping.scene_facts(bscene, snapshot.Restored(bscene))}
+    rig = snapshot.Restored(bscene)
+    contact = bool(settings.collide_with_ground) or mapping.collisions.scene_collides(bscene, rig)
+    return {"solver": settings.solver.lower(), "contact": contact,
+            "contact_method": settings.contact_method.lower(), **mapping.scene_facts(bscene, rig)}
 
 
 def needed(settings) -> bool:

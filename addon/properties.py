@@ -106,7 +106,7 @@ class REDMAX_PG_bone(bpy.types.PropertyGroup):
                              description="kd (N·m·s/rad) of the follow controller (× the armature's gain scale); "
                                          "the bone lags the animation by about kd/kp seconds")
     collide: BoolProperty(name="Collide", default=True,  # type: ignore[valid-type]
-                          description="This bone's capsule touches the ground plane (when ground contact is on)")
+                          description="This bone's capsule collides (with objects and the ground plane)")
     contact_radius: FloatProperty(name="Contact Radius", default=0.0, min=0.0, unit="LENGTH",  # type: ignore[valid-type]
                                   description="Radius of the bone's contact capsule (m); 0 = 10 % of the bone length")
 
@@ -135,8 +135,8 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
     follow_gains: EnumProperty(name="Gains", items=FOLLOW_GAIN_ITEMS, default="AUTO",  # type: ignore[valid-type]
                                description="How the follow controller's gains are chosen")
     collide: BoolProperty(name="Collide", default=True,  # type: ignore[valid-type]
-                          description="This object's bounding box touches the ground plane (when ground contact "
-                                      "is on)")
+                          description="This object collides (its rigid body Shape; without a rigid body its "
+                                      "bounding box)")
     # what a bake replaced, restored by Clear Bake
     baked_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
     baked_slot: StringProperty()  # type: ignore[valid-type]  # its slot for this object ("": the first; older bakes)
@@ -172,6 +172,10 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     live_preview: BoolProperty(name="Live Preview", default=False, update=_live_preview_changed,  # type: ignore[valid-type]
                                description="Simulate while the timeline plays (reset when it jumps back); "
                                            "turning it off restores the rest pose")
+    collisions: BoolProperty(name="Collisions", default=True,  # type: ignore[valid-type]
+                             description="Rigid bodies collide as in Blender's Rigid Body: their Shape, Margin, "
+                                         "Friction, Bounciness and Collision Collections; passive ones are "
+                                         "colliders, bones collide with objects")
     collide_with_ground: BoolProperty(name="Collide with ground plane", default=False,  # type: ignore[valid-type]
                                       description="Bodies (object bounding boxes, bone capsules) rest on and slide "
                                                   "over a horizontal plane")

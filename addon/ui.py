@@ -16,18 +16,19 @@ def _summary_key(context):
     obs = []
     for ob in bscene.objects:
         rb, c, f = ob.rigid_body, ob.rigid_body_constraint, ob.field
-        obs.append((ob.name, ob.type, ob.redmax.simulate, rb.type if rb else "", tuple(ob.scale),
+        obs.append((ob.name, ob.type, ob.redmax.simulate, ob.redmax.collide, rb.type if rb else "", tuple(ob.scale),
                     (c.type, c.enabled, getattr(c.object1, "name", ""), getattr(c.object2, "name", "")) if c else (),
                     ob.select_get() if s.selected_only else False, _settings_key(rb), _settings_key(c),
                     (f.type, f.shape, f.noise, f.use_absorption) if f is not None else ()))
     items = tuple((i.kind, getattr(i.object_a, "name", ""), getattr(i.object_b, "name", "")) for i in s.links)
     w = bscene.rigidbody_world
     world = (w.solver_iterations, w.use_split_impulse, w.time_scale) if w is not None else ()
-    return bscene.name, s.selected_only, tuple(obs), items, world
+    return bscene.name, s.selected_only, s.collisions, s.collide_with_ground, tuple(obs), items, world
 
 
 SUMMARY_SETTINGS = {  # what the summary's counts and its "ignored" list read of a rigid body or a constraint
-    "RigidBodyObject": ("enabled", "kinematic", "use_deactivation", "use_start_deactivated"),
+    "RigidBodyObject": ("enabled", "kinematic", "use_deactivation", "use_start_deactivated", "collision_shape",
+                        "use_deform", "mesh_source", "use_margin", "collision_margin", "friction", "restitution"),
     "RigidBodyConstraint": ("use_override_solver_iterations", "spring_type", "use_breaking", "disable_collisions",
                             "use_motor_lin", "use_motor_ang", *(f"use_limit_{k}_{a}" for k in ("lin", "ang")
                                                                for a in "xyz")),
@@ -38,7 +39,8 @@ def _settings_key(struct) -> tuple:
     """The values of a rigid body's or constraint's settings that the Scene Summary depends on."""
     if struct is None:
         return ()
-    return tuple(getattr(struct, k) for k in SUMMARY_SETTINGS[struct.bl_rna.identifier])
+    values = tuple(getattr(struct, k) for k in SUMMARY_SETTINGS[struct.bl_rna.identifier])
+    return values + (tuple(struct.collision_collections),) if struct.bl_rna.identifier == "RigidBodyObject" else values
 
 
 def scene_summary(context) -> dict:
@@ -50,7 +52,7 @@ def scene_summary(context) -> dict:
             value = mapping.summary(context, objects)
         except Exception as err:  # a panel must draw whatever the scene holds; the bake reports it in full
             value = {"bodies": 0, "joints": 0, "links": 0, "closures": 0, "dof": 0, "left_out": {},
-                     "anchors": 0, "motors": 0, "fields": 0, "ignored": [],
+                     "anchors": 0, "motors": 0, "fields": 0, "ignored": [], "collisions": [],
                      "error": f"{type(err).__name__}: {err}"}
         _SUMMARY["key"], _SUMMARY["value"] = key, value
     return _SUMMARY["value"]
@@ -133,18 +135,21 @@ class REDMAX_PT_summary(_Tab):
         for reason, names in info["left_out"].items():
             shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
             col.label(text=f"Left out: {shown} — {reason}", icon="INFO")
+        for line in info["collisions"]:
+            col.label(text=f"Collisions: {line}", icon="MOD_PHYSICS")
         for element, setting, why in info["ignored"]:
             col.label(text=f"Ignored: {element}: {setting} — {why}", icon="ERROR")
 
 
 class REDMAX_PT_ground(_Tab):
-    bl_label = "Ground Contact"
+    bl_label = "Collisions"
     bl_parent_id = "REDMAX_PT_main"
 
     def draw(self, context):
         layout = self.layout
         layout.use_property_split = True
         s = context.scene.redmax
+        layout.prop(s, "collisions")
         layout.prop(s, "collide_with_ground")
         col = layout.column()
         col.active = s.collide_with_ground

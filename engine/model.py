@@ -23,7 +23,7 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError
-from .geometry import det3, parse_shape
+from .geometry import det3, parse_shapes
 from .spatial import spatial_inertia
 
 _EYE3 = np.eye(3)
@@ -295,7 +295,7 @@ class ModelBuilder:
         if shape is not None:
             if not isinstance(shape, dict):
                 raise ModelError(f"{where}: shape must be a dict, got {shape!r}")
-            parse_shape(shape, c, f"{where} shape")
+            parse_shapes(shape, c, f"{where} shape")
         if isinstance(parent, (bool, np.bool_)):  # True would silently mean body 1
             raise ModelError(f"{where}: parent must be a handle, a body name or -1, got {parent!r}")
         if isinstance(parent, (int, np.integer)):

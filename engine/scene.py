@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import joints as J
-from .algorithms.kinematics import link_poses
+from .algorithms.kinematics import joint_pass, link_poses, velocity_pass, world_pass
+from .contact.colliders import StaticCollider, static_collider
 from .contact.shapes import Ground, colliding_bodies
 from .algorithms._checks import as_q, as_v
 from .errors import ModelError
 from .forces.point_pair import PairArrays
-from .algorithms.kinematics import joint_pass, velocity_pass, world_pass
 from .forces.fields import field_point_forces
-from .model import Model, _float_array as _floats, _number as _scalar  # the builder's checks
+from .model import Model, _float_array as _floats, _number as _scalar, _rotation_matrix as _rotation  # the builder's checks
 from .scene_drives import Drives, DrivesMixin
 from .stepper import Control
 
@@ -155,6 +155,8 @@ class FrozenScene:
     pair_names: tuple = ()
     _pair_arrays: PairArrays | None = None
     drives: Drives = field(default_factory=Drives)  # prescribed joints, motors, breakables, drag, fields
+    static_colliders: tuple = ()      # StaticCollider, ``Scene.add_static_collider``
+    collision_exclusions: tuple = ()  # (body_a, body_b) pairs that never collide
 
     # the drives under the Scene's names (engine.scene_drives)
     prescribed = property(lambda self: self.drives.prescribed)
@@ -162,6 +164,11 @@ class FrozenScene:
     breakable = property(lambda self: self.drives.breakable)
     velocity_decay = property(lambda self: self.drives.velocity_decay)
     force_fields = property(lambda self: self.drives.force_fields)
+
+    @property
+    def has_contact(self) -> bool:
+        """A ground, body contacts or a static collider: the scene needs a contact stage."""
+        return self.ground is not None or self.body_contact is not None or bool(self.static_colliders)
 
     def pair_arrays(self) -> PairArrays:
         """Structure-of-arrays of all springs/cables/dampers for the kernels."""
@@ -199,7 +206,9 @@ class Scene(DrivesMixin):
         self.loop_closures: list[LoopClosure] = []
         self.ground: Ground | None = None  # ground-plane contact (``set_ground``)
         self.contact_bodies: list[int] | None = None  # bodies that touch the ground (None: all with shapes)
-        self.body_contact: dict | None = None  # contact between bodies' spheres and capsules (``set_body_contacts``)
+        self.body_contact: dict | None = None  # contact between bodies' shapes (``set_body_contacts``)
+        self.static_colliders: list[StaticCollider] = []  # passive colliders (``add_static_collider``)
+        self.collision_exclusions: list[tuple] = []  # body pairs that never collide (``disable_collision``)
         self.controllers: list = []  # callables fn(scene, t) run before each step (e.g. a gait moving joint_rest)
         self.metadata: dict = {}
         self._drives_init()
@@ -452,13 +461,51 @@ class Scene(DrivesMixin):
         return ground
 
     def set_body_contacts(self, friction: float = 0.5, *, bodies=None) -> None:
-        """Let the bodies' spheres and capsules collide with each other (``engine.contact.pairs``;
-        boxes touch the ground only; a parent and its child never collide). friction: μ ≥ 0 for
-        shapes without their own; bodies: names or indices (default: every body with a shape)."""
+        """Let the bodies' shapes collide with each other (``engine.contact``; bodies joined by a joint or a
+        loop closure, or passed to ``disable_collision``, never collide). friction: μ ≥ 0 of a pair whose
+        shapes give none of their own; bodies: names or indices (default: every body with a shape)."""
         Ground(friction=friction)  # validates μ with the ground's message
         chosen = colliding_bodies(self.model, None if bodies is None else [self.body(b, "body contact") for b in bodies],
                                   "body contact")
         self.body_contact = {"friction": float(friction), "bodies": sorted(chosen)}
+
+    def add_static_collider(self, name: str, shape: dict, *, position=(0.0, 0.0, 0.0), rotation=None,
+                            friction: float = 0.5, restitution: float = 0.0, bodies=None) -> StaticCollider:
+        """A passive object the bodies' shapes collide with (world coordinates; docs/contact.md).
+
+        shape: {"type": "mesh", "vertices": (n, 3), "triangles": (T, 3)} (any triangle mesh: floors,
+        ramps, stairs, terrain), {"type": "plane", "normal": (3,)} (through ``position``), or any body
+        shape dict (box, sphere, …, convex, compound). position (3,) m and rotation (3, 3) or quaternion
+        (w, x, y, z) place it; friction μ ≥ 0 and restitution e in [0, 1] are combined with each body
+        shape's own as Blender's Rigid Body does (the product; a shape without its own takes these);
+        bodies: names or indices it touches (default: every body with a shape)."""
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"static collider: name must be a non-empty string, got {name!r}")
+        if any(c.name == name for c in self.static_colliders):
+            raise ModelError(f"static collider '{name}': a collider with this name already exists")
+        where = f"static collider '{name}'"
+        pos = _floats(position, f"{where}: position").reshape(-1)
+        if pos.shape != (3,) or not np.all(np.isfinite(pos)):
+            raise ModelError(f"{where}: position must be 3 finite numbers, got {position!r}")
+        R = np.eye(3) if rotation is None else _rotation(rotation, f"{where}: rotation")
+        chosen = None
+        if bodies is not None:
+            chosen = tuple(sorted(colliding_bodies(self.model, [self.body(b, where) for b in bodies], where)))
+        collider = static_collider(name, shape, pos, R, friction, restitution, chosen)
+        self.static_colliders.append(collider)
+        return collider
+
+    def disable_collision(self, body_a, body_b) -> None:
+        """The two bodies never collide with each other (Blender's *Disable Collisions* of a constraint)."""
+        a, b = self.body(body_a, "disable_collision"), self.body(body_b, "disable_collision")
+        if a < 0 or b < 0 or a == b:
+            raise ModelError(f"disable_collision: needs two different bodies, got {body_a!r} and {body_b!r}")
+        self.collision_exclusions.append((min(a, b), max(a, b)))
+
+    @property
+    def has_contact(self) -> bool:
+        """A ground, body contacts or a static collider: the scene needs a contact stage."""
+        return self.ground is not None or self.body_contact is not None or bool(self.static_colliders)
 
     def add_controller(self, fn) -> None:
         """Run ``fn(scene, t)`` at the start of every step (it may change joint_rest, forces, ...)."""
@@ -513,7 +560,8 @@ class Scene(DrivesMixin):
             tuple(copy.deepcopy(self.loop_closures)), self.ground,
             None if self.contact_bodies is None else list(self.contact_bodies),
             None if self.body_contact is None else copy.deepcopy(self.body_contact), dict(self.metadata),
-            tuple(self.pair_names), self.pair_arrays(), self.drives_snapshot())
+            tuple(self.pair_names), self.pair_arrays(), self.drives_snapshot(), tuple(self.static_colliders),
+            tuple(dict.fromkeys(self.collision_exclusions)))
 
     def check_arrays(self) -> None:
         """ModelError naming the entry of the first of the scene's writable arrays that breaks the rule its

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError, OutputPathError, SceneFileError
+from .geometry import SHAPE_NAMES
 from .model import ModelBuilder
 from .output_paths import output_file
 from .scene import LOOP_KINDS, WORLD, LoopClosure, Scene
@@ -123,8 +124,44 @@ def scene_to_dict(scene: Scene) -> dict:
            if (g := scene.ground) is not None else {}),
         **({"body_contacts": {"friction": bc["friction"], "bodies": [model.body_names[b] for b in bc["bodies"]]}}
            if (bc := scene.body_contact) is not None else {}),
+        **({"static_colliders": [_collider_dict(c, model) for c in scene.static_colliders]}
+           if scene.static_colliders else {}),
+        **({"collision_exclusions": [[model.body_names[a], model.body_names[b]] for a, b in scene.collision_exclusions]}
+           if scene.collision_exclusions else {}),
         "metadata": metadata,
     }
+
+
+def _part_dict(part) -> dict:
+    """A static collider's convex part (``ContactShape``, world coordinates) as the shape dict that gives it."""
+    kind = SHAPE_NAMES[part.kind]
+    out: dict = {"type": kind, "margin": float(part.margin)}
+    if kind == "convex":
+        return {**out, "vertices": [_vec(v) for v in part.vertices]}
+    out["center"] = _vec(part.center)
+    if kind == "box":
+        return {**out, "size": _vec(2.0 * part.half), "rotation": _mat(part.rotation)}
+    out["radius"] = float(part.radius)
+    if kind == "sphere":
+        return out
+    return {**out, "length": float(2.0 * part.half[0]), "axis": _vec(part.axis)}
+
+
+def _collider_dict(c, model) -> dict:
+    """A static collider (``Scene.add_static_collider``) as plain data: its shape in world coordinates."""
+    if c.kind == "plane":
+        shape: dict = {"type": "plane", "normal": list(c.normal)}
+        position = _vec(np.asarray(c.normal) * c.offset)
+    elif c.kind == "mesh":
+        shape = {"type": "mesh", "vertices": [_vec(v) for v in c.mesh.vertices],
+                 "triangles": [[int(i) for i in t] for t in c.mesh.triangles], "margin": float(c.margin)}
+        position = [0.0, 0.0, 0.0]
+    else:
+        shape = {"type": "compound", "shapes": [_part_dict(p) for p in c.parts]}
+        position = [0.0, 0.0, 0.0]
+    return {"name": c.name, "shape": {**shape, "groups": int(c.groups)}, "position": position,
+            "friction": float(c.friction), "restitution": float(c.restitution),
+            "bodies": None if c.bodies is None else [model.body_names[b] for b in c.bodies]}
 
 
 def save_scene(scene: Scene, path) -> Path:
@@ -261,6 +298,21 @@ def _scene_from_dict(rd: _Reader, data, source: str) -> Scene:
         if pairs is not None:
             scene.set_body_contacts(rd.number(pairs, "friction", "body_contacts", 0.5),
                                     bodies=_body_list(rd, pairs, "body_contacts"))
+        for k, spec in enumerate(rd.items(data, "static_colliders")):
+            rd.where = f"static_colliders[{k}]"
+            scene.add_static_collider(str(rd.get(spec, "name", rd.where)), rd.get(spec, "shape", rd.where),
+                                      position=rd.numbers(spec, "position", rd.where, 3, (0.0, 0.0, 0.0)),
+                                      friction=rd.number(spec, "friction", rd.where, 0.5),
+                                      restitution=rd.number(spec, "restitution", rd.where, 0.0),
+                                      bodies=_body_list(rd, spec, rd.where))
+        exclusions = rd.get(data, "collision_exclusions", "file", [])
+        if not isinstance(exclusions, list):
+            raise rd.error("collision_exclusions", "expected a list of pairs of body names")
+        for k, pair in enumerate(exclusions):
+            rd.where = f"collision_exclusions[{k}]"
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise rd.error(rd.where, f"expected a pair of body names, got {pair!r}")
+            scene.disable_collision(*pair)
     except SceneFileError:
         raise
     except ModelError as e:

@@ -47,9 +47,9 @@ def test_every_ignored_setting_is_named_with_its_object_in_the_summary_when_it_i
     wind = ctx.active_object
     wind.name = "wind"
     ignored, text = _summary_text(ctx)
-    assert "Collisions" in text  # (two rigid bodies: collisions are not simulated yet)
-    assert not any("Deactivation" in s or "Iterations" in s for _, s, _ in ignored)
+    assert not any("Deactivation" in s or "Iterations" in s or "Collisions" in s for _, s, _ in ignored)
     bob.rigid_body.use_deactivation = True
+    bob.rigid_body.use_deform = True
     ctx.scene.objects["hinge"].rigid_body_constraint.use_override_solver_iterations = True
     world = ctx.scene.rigidbody_world
     world.solver_iterations, world.use_split_impulse = 20, True
@@ -60,6 +60,8 @@ def test_every_ignored_setting_is_named_with_its_object_in_the_summary_when_it_i
             name = getattr(bpy.types, struct).bl_rna.properties[key].name
             assert name in text, f"{struct}.{key} ('{name}') is not named: {text}"
     elements = {e for e, _, _ in ignored}
+    ctx.scene.redmax.collisions = False  # the rigid bodies then pass through each other: named
+    assert "Collisions (" in _summary_text(ctx)[1]
     assert {"object 'bob'", "rigid body constraint on 'hinge'", "rigid body world", "force field 'wind'"} <= elements
 
 

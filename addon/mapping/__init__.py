@@ -22,11 +22,12 @@ configuration is the model's neutral q and the motion is relative to it.
   them by their animation (``anchors``). Per-body and world settings:
   ``rigid_settings``, ``settings`` (what is honoured, what is named), force
   fields: ``fields``.
-* Contact shapes (used when the scene's *Collide with ground plane* is on): an
-  object's local bounding box (scaled, in the object's axes), a bone's capsule
-  along Y (bone length; the bone's contact radius or 10 % of the length); the
-  per-object/per-bone *Collide* off gives the shape ``"collide": False``. Mass
-  and inertia do not depend on them.
+* Collisions (``collisions``; the scene's *Collisions*, on by default): each rigid body's Shape, Margin,
+  Friction, Bounciness and Collision Collections; passive rigid bodies are static colliders (moving ones when
+  animated), a constraint's Disable Collisions keeps its objects apart; objects simulated without a rigid body
+  collide as their bounding box, bones as a capsule along Y (bone length; the bone's contact radius or 10 % of
+  the length) with objects only; *Collide* off leaves a shape drawn only (``"collide": False``). The
+  *Collide with ground plane* setting adds a plane. Mass and inertia do not depend on the shapes.
 * Links (``scene.redmax.links``): cables, springs and loop closures between
   two objects or pose bones; an end on a non-simulated object is anchored in
   the world.
@@ -34,7 +35,7 @@ configuration is the model's neutral q and the motion is relative to it.
 Errors are ``MappingError`` naming the object, bone, constraint or link.
 
 Modules: ``common`` (Mapping, Target, frames, the body builder), ``armatures``, ``rigid_objects``,
-``links``, ``build`` (the whole scene; ``scene_facts``), ``summary`` (the Scene Summary).
+``links``, ``collisions``, ``build`` (the whole scene; ``scene_facts``), ``summary`` (the Scene Summary).
 """
 from .armatures import limit_euler_order
 from .build import build, build_scene, sample_timeline, scene_facts

@@ -16,8 +16,9 @@ frame to frame, so its trajectory here is the linear one), a Dynamic-off one fro
 start (Bullet ignores the animation of a body it holds that way). Anchors that do not move stay part of the
 world, as before.
 
-The anchor's body is not keyed (``Target.keyed`` False): playback shows the animation itself. Its collision
-shape is left to the collision mapping (a moving collider).
+The anchor's body is not keyed (``Target.keyed`` False): playback shows the animation itself. With the scene's
+Collisions on it carries the object's collision shape (a moving collider, ``collisions``); an animated rigid
+body that nothing hangs from gets an anchor of its own for that.
 """
 from __future__ import annotations
 
@@ -133,6 +134,12 @@ def anchor_keys(bscene, objects) -> list:
         for o in (c.object1, c.object2):
             if o is not None and (moving_anchor(o) or held_by_blender(o)):
                 keys[(o, "")] = True
+    if bscene.redmax.collisions:  # moving colliders (``collisions``): rigid bodies Blender moves, tied to nothing
+        for ob in objects:
+            rb = ob.rigid_body
+            if ob.type == "MESH" and rb is not None and (rb.type == "PASSIVE" or held_by_blender(ob)) \
+                    and moving_anchor(ob):
+                keys[(ob, "")] = True
     for link in bscene.redmax.links:
         for ob, bone in ((link.object_a, link.bone_a), (link.object_b, link.bone_b)):
             if ob is None:
@@ -181,8 +188,8 @@ def _sample_frames(bscene, tl, keys, poses, flags, samplers):
 def add_anchor(b, ob, bone, timeline, mass_properties, shape_world=None) -> str:
     """Add the anchor body of ``ob`` (or its pose bone ``bone``) to builder ``b`` with its prescribed motion;
     returns its body name. mass_properties: (mass, com world, inertia world) of a mesh that Blender releases.
-    shape_world: its collision shape (``common.Builder.add``) — the hook for moving colliders: a prescribed body
-    with a shape is one; the collision mapping passes it (None until collisions are mapped)."""
+    shape_world: its collision shape (``common.Builder.add``; None: it collides with nothing): a prescribed body
+    with a shape is a moving collider."""
     name = f"{ob.name}:{bone}" if bone else ob.name
     if name in b.targets:
         return name

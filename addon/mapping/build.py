@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import loads
 from .._engine import engine
-from . import anchors, rigid_settings
+from . import anchors, collisions, rigid_settings
 from .armatures import add_armature
 from .common import WORLD, Builder, Mapping, MappingError
 from .fields import FieldSampler, add_fields
@@ -28,7 +28,11 @@ def build_scene(bscene, depsgraph, objects=None, timeline=None, contact_shapes=T
     contact reads none: the bake skips making them)."""
     settings = bscene.redmax
     objects = list(bscene.objects if objects is None else objects)
-    b = Builder((0.0, 0.0, 0.0), contact_shapes or settings.collide_with_ground)
+    colliding = collisions.enabled(bscene)
+    b = Builder((0.0, 0.0, 0.0), contact_shapes or settings.collide_with_ground or colliding)
+    shapes = collisions.Shapes(depsgraph)
+    if colliding:
+        b.shape_of = shapes.body
     gravity, frame_time = world_settings(b, bscene)
     b.mb = engine.ModelBuilder(gravity=gravity)
     timeline = timeline if timeline is not None else anchors.still(frame_time)
@@ -37,6 +41,9 @@ def build_scene(bscene, depsgraph, objects=None, timeline=None, contact_shapes=T
             add_armature(b, ob)
     closures: list = []
     add_rigid_objects(b, bscene, objects, settings.density, depsgraph, closures, timeline)
+    for ob in collisions.moving_colliders(bscene, objects):  # animated rigid bodies nothing hangs from
+        if ob not in b.anchor_bodies and ob.name not in b.targets:
+            b.anchor_bodies[ob] = anchors.add_anchor(b, ob, "", timeline, None, shapes.body(ob))
     if not b.targets:
         raise MappingError(f"nothing to simulate: {_why_nothing_moves(objects)}")
     for link in settings.links:  # link ends on things Blender moves: anchors before the model is frozen
@@ -81,6 +88,9 @@ def build_scene(bscene, depsgraph, objects=None, timeline=None, contact_shapes=T
         add_fields(b, scene, bscene, b.targets, timeline)
     except ValueError as err:
         raise MappingError(str(err)) from None
+    report = collisions.add_colliders(scene, b, bscene, objects, shapes)
+    for element, setting, why in shapes.notes:
+        b.ignore(element, setting, why)
     if settings.collide_with_ground:
         if not any(sh and sh.get("collide", True) for sh in model.body_shapes):
             raise MappingError("ground plane: no simulated object or bone collides (turn Collide on for one, "
@@ -92,7 +102,7 @@ def build_scene(bscene, depsgraph, objects=None, timeline=None, contact_shapes=T
             raise MappingError(f"ground plane: {err}") from None
     targets = [b.targets[name] for name in model.body_names]
     m = Mapping(scene, targets, np.zeros((model.n_bodies, 4, 4)), ignored=list(b.ignored),
-                no_collision=rigid_settings.body_names_of(b.no_collision))
+                no_collision=rigid_settings.body_names_of((a, c) for a, c, _ in report["apart"]), collisions=report)
     m.offsets = np.linalg.inv(m.link_frames(scene.q0)) @ np.array([t.world0 for t in targets])
     return m
 

@@ -38,7 +38,8 @@ class Mapping:
     offsets: np.ndarray      # (n, 4, 4) link frame → Blender world matrix, constant: W(t) = L(t) @ offset
     warnings: list = field(default_factory=list)
     ignored: list = field(default_factory=list)  # (element, setting, why) the bake cannot honour (Scene Summary)
-    no_collision: list = field(default_factory=list)  # body-name pairs a constraint's Disable Collisions keeps apart
+    no_collision: list = field(default_factory=list)  # object-name pairs a constraint's Disable Collisions keeps apart
+    collisions: dict = field(default_factory=dict)  # what collides and what not (``collisions.add_colliders``)
 
     def link_frames(self, q, model=None) -> np.ndarray:
         """(n, 4, 4) rigid world transforms of the engine's link frames at q (nq,) (of ``model``: the scene's
@@ -112,9 +113,10 @@ class Builder:
         self.breakable = []  # (joint or closure name, threshold N·s, what)
         self.decay = {}      # body name → (linear, angular) rates (1/s)
         self.ignored = []    # (element, setting, why) the bake cannot honour
-        self.no_collision = []  # body-name pairs (Disable Collisions)
         self.anchor_bodies = {}  # moving anchor object → its body name (``anchors.py``)
         self.world = {}      # the rigid body world's numbers the settings need: fps, frame_time, substep
+        self.held_still = []  # active bodies held where they start (Start Deactivated): static colliders
+        self.shape_of = None  # object → its world-frame collision shape dict (``collisions.Shapes.body``), or None
 
     def ignore(self, element: str, setting: str, why: str) -> None:
         """Name a setting the bake cannot honour (the Scene Summary lists it under "ignored")."""
@@ -133,15 +135,7 @@ class Builder:
         origin, rot = frame_in(pR, pp, R, p)
         com = R.T @ (com_world - p)
         inertia = R.T @ inertia_world @ R
-        shape = None
-        if shape_world is not None and self.contact_shapes:
-            shape = dict(shape_world)
-            if "center" in shape:
-                shape["center"] = R.T @ (np.asarray(shape["center"], float) - p)
-            if "rotation" in shape:
-                shape["rotation"] = R.T @ np.asarray(shape["rotation"], float)
-            if "axis" in shape:
-                shape["axis"] = R.T @ np.asarray(shape["axis"], float)
+        shape = shape_in_link(shape_world, R, p) if shape_world is not None and self.contact_shapes else None
         try:
             self.mb.add_body(name, parent=parent, joint=joint, axis=axis, joint_origin=origin, joint_rotation=rot,
                              mass=mass, com=com, inertia=inertia, joint_name=name, limits=limits, shape=shape,
@@ -150,6 +144,20 @@ class Builder:
             raise MappingError(f"{describe(target)}: {err}") from None
         self.frames[name] = (R, p)
         self.targets[name] = target
+
+
+def shape_in_link(shape: dict, R, p) -> dict:
+    """A world-frame shape dict in the link frame (R, p): its centre, rotation and axis, and its parts'."""
+    out = dict(shape)
+    if "center" in out:
+        out["center"] = R.T @ (np.asarray(out["center"], float) - p)
+    if "rotation" in out:
+        out["rotation"] = R.T @ np.asarray(out["rotation"], float)
+    if "axis" in out:
+        out["axis"] = R.T @ np.asarray(out["axis"], float)
+    if "shapes" in out:
+        out["shapes"] = [shape_in_link(s, R, p) for s in out["shapes"]]
+    return out
 
 
 def describe(target):

@@ -22,7 +22,7 @@ def _object_mass(ob, density, depsgraph):
     W = matrix(ob.matrix_world)
     override = ob.redmax.mass if ob.redmax.mass > 0 else (ob.rigid_body.mass if ob.rigid_body else 0.0)
     if ob.type == "MESH":
-        co, tris = _mesh_triangles(ob, depsgraph)
+        co, tris = mesh_triangles(ob, depsgraph)
         n, m = len(co), len(tris)
         extent = co.max(axis=0) - co.min(axis=0) if n else np.zeros(3)
         if m == 0 or extent.min() <= 1e-9 * max(1.0, extent.max()):
@@ -45,7 +45,7 @@ def _object_mass(ob, density, depsgraph):
     return override, W[:3, 3].copy(), np.eye(3) * (0.4 * override * 0.05**2)  # small sphere
 
 
-def _mesh_triangles(ob, depsgraph):
+def mesh_triangles(ob, depsgraph):
     """(vertices (n, 3) in the object's frame, triangles (m, 3)) of the object's evaluated mesh."""
     ev = ob.evaluated_get(depsgraph)
     mesh = ev.to_mesh()
@@ -71,7 +71,7 @@ def _masses_at_once(objects, density, depsgraph) -> tuple:
         if ob.type != "MESH":
             continue
         W = matrix(ob.matrix_world)
-        co, tris = _mesh_triangles(ob, depsgraph)
+        co, tris = mesh_triangles(ob, depsgraph)
         if not len(tris) or not np.isfinite(W).all() or not np.isfinite(co).all():
             continue
         lo, hi = co.min(axis=0), co.max(axis=0)
@@ -183,6 +183,9 @@ def is_dynamic(ob, constrained, rig=LiveRig):
         return False
     rb = rig.rigid_body(ob)
     if rb is not None:
+        parent = rig.rigid_body(ob.parent) if ob.parent is not None else None
+        if parent is not None and parent.collision_shape == "COMPOUND":
+            return False  # part of its Compound Parent's shape (``collisions``): it moves with it
         return rb.type == "ACTIVE" and rb.enabled and not rb.kinematic
     return ob.redmax.simulate or (ob in constrained and ob.type == "MESH")  # empties anchor to the world
 
@@ -257,12 +260,14 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, timeline
     dynamic = sorted((ob for ob in objects if is_dynamic(ob, constrained)), key=lambda o: o.name)
     for ob in sorted(_held_islands(dynamic, edges), key=lambda o: o.name):
         b.ignore(f"object '{ob.name}'", "Start Deactivated",
-                 "held where it starts for the whole bake: Bullet wakes it when something touches it, and the "
-                 "bake does not simulate collisions yet")
+                 "held where it starts for the whole bake (a static collider): Bullet wakes it when something "
+                 "touches it")
         dynamic.remove(ob)
+        b.held_still.append(ob)
     dynamic_set, placed, used = set(dynamic), set(), set()
     masses, bounds = _masses_at_once(dynamic, density, depsgraph)  # (all at once; errors wait for ``place``)
-    shapes, frames = _shapes_at_once(dynamic, bounds) if b.contact_shapes else {}, _frames_at_once(edges)
+    shapes = _shapes_at_once(dynamic, bounds) if b.contact_shapes and b.shape_of is None else {}
+    frames = _frames_at_once(edges)
     incident: dict = {}  # object → the constraint hosts at it, in ``edges`` order
     for h in edges:
         c = h.rigid_body_constraint
@@ -277,13 +282,15 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, timeline
         released = timeline.release_time(o.name) is not None
         if not (anchors.moving_anchor(o) or released):
             return None
-        return anchors.add_anchor(b, o, "", timeline, mass_of(o) if released else None)
+        return anchors.add_anchor(b, o, "", timeline, mass_of(o) if released else None,
+                                  b.shape_of(o) if b.shape_of is not None and b.contact_shapes else None)
 
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
         mass, com, inertia = masses[ob] if ob in masses else _object_mass(ob, density, depsgraph)
         target = Target(ob.name, ob, "", matrix(ob.matrix_world))
-        shape = None if not b.contact_shapes else shapes[ob] if ob in shapes else _object_shape(ob)
+        shape = None if not b.contact_shapes else shapes[ob] if ob in shapes else (
+            b.shape_of(ob) if b.shape_of is not None else _object_shape(ob))
         if host is None:  # free-floating root: link frame = the object's frame
             R, p = rigid_part(target.world0)
             b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)

@@ -1,5 +1,5 @@
-"""Per-body and per-constraint Rigid Body settings → the engine: Damping (velocity decay), Breakable, Disable
-Collisions and MOTOR constraints; what the bake cannot honour goes to the Builder's ``ignore`` list.
+"""Per-body and per-constraint Rigid Body settings → the engine: Damping (velocity decay), Breakable and MOTOR
+constraints (Disable Collisions: ``collisions``); what the bake cannot honour goes to the Builder's ``ignore`` list.
 
 * Damping Translation / Rotation d: Bullet scales a body's linear and angular velocity by (1 − d)^h every step
   h (btRigidBody::applyDamping; checked against Blender's playback in tests/test_addon_rigid_settings.py),
@@ -46,14 +46,12 @@ def body_settings(b, ob) -> None:
 
 
 def constraint_settings(b, host, child: str, parent_ob) -> None:
-    """Breakable, Disable Collisions and the other settings of the constraint on ``host`` whose child body is
+    """Breakable and the other settings of the constraint on ``host`` whose child body is
     ``child`` (the last joint of its chain) below ``parent_ob`` (None: the world)."""
     c = host.rigid_body_constraint
     what = f"rigid body constraint on '{host.name}'"
     if c.use_breaking:
         b.breakable.append((child, float(c.breaking_threshold), what))
-    if c.disable_collisions and parent_ob is not None:
-        b.no_collision.append((b.anchor_bodies.get(parent_ob, parent_ob.name), child))
     other_settings(b, c, what)
 
 

@@ -13,7 +13,7 @@ import bpy
 from .fields import KINDS as FIELD_KINDS
 from .fields import field_objects
 
-COLLISIONS = "the bake simulates no collisions between objects yet (ground contact aside): "
+COLLISIONS_OFF = "the scene's Collisions (RedMax panel) is off: rigid bodies pass through each other"
 HONOURED = {
     "RigidBodyObject": {
         "type": "Active: simulated; Passive: part of the world (a moving anchor when Animated and keyed)",
@@ -23,11 +23,16 @@ HONOURED = {
         "linear_damping": "velocity decay at rate −ln(1 − d) (Bullet's (1 − d)^h per step)",
         "angular_damping": "angular velocity decay at rate −ln(1 − d)",
         "use_start_deactivated": "held while its whole island starts deactivated; woken with an active body",
+        "collision_shape": "the collision shape (Mesh on an active body: its convex hull; mapping/collisions.py)",
+        "mesh_source": "Base: the mesh without modifiers; Deform, Final: with them",
+        "friction": "per shape; a pair's is the product", "restitution": "Bounciness; a pair's is the product",
+        "use_margin": "Blender's margin rule (RBO_GET_MARGIN)", "collision_margin": "rounds or thickens the shape",
+        "collision_collections": "two shapes collide when they share one",
     },
     "RigidBodyConstraint": {
         "type": "a chain of engine joints (MOTOR: motors)", "spring_type": "Blender 2.8 damped, 2.7 undamped spring",
         "enabled": "disabled constraints are left out", "object1": "parent end", "object2": "child end",
-        "disable_collisions": "recorded for the collision stage (the bake does not collide objects yet)",
+        "disable_collisions": "its two objects never collide with each other",
         "use_breaking": "breaks mid-bake: the child goes on free", "breaking_threshold": "N·s over a world substep",
         **{f"use_limit_{k}_{a}": "joint limit or locked axis" for k in ("lin", "ang") for a in "xyz"},
         **{f"limit_{k}_{a}_{e}": "joint limit" for k in ("lin", "ang") for a in "xyz" for e in ("lower", "upper")},
@@ -76,9 +81,7 @@ HONOURED = {
 }
 IGNORED = {
     "RigidBodyObject": {
-        **{k: COLLISIONS + "no effect" for k in ("collision_shape", "mesh_source", "use_deform", "friction",
-                                                 "restitution", "use_margin", "collision_margin",
-                                                 "collision_collections")},
+        "use_deform": "a collider keeps the shape it has at the bake's first frame (shapes are read once)",
         "use_deactivation": "RedMax does not put slow bodies to sleep",
         "deactivate_linear_velocity": "RedMax does not put slow bodies to sleep",
         "deactivate_angular_velocity": "RedMax does not put slow bodies to sleep",
@@ -131,9 +134,13 @@ def scan(b, bscene, objects) -> None:
     """Name the ignored settings of the rigid bodies and fields among ``objects`` (the world's in
     ``world_settings``; the per-body ones that depend on the mapping in ``rigid_settings``)."""
     collide = [ob for ob in objects if ob.rigid_body is not None]
-    if len(collide) > 1:
+    if len(collide) > 1 and not bscene.redmax.collisions:
         b.ignore(f"{len(collide)} rigid bodies", f"Collisions ({ui_names('RigidBodyObject', COLLISION_SETTINGS)})",
-                 COLLISIONS + "bodies pass through each other")
+                 COLLISIONS_OFF)
+    for ob in collide:
+        if ob.rigid_body.use_deform and bscene.redmax.collisions:
+            b.ignore(f"object '{ob.name}'", ui_names("RigidBodyObject", ["use_deform"]),
+                     IGNORED["RigidBodyObject"]["use_deform"])
     for ob in field_objects(bscene):
         f = ob.field
         if f.type in FIELD_KINDS:

@@ -5,6 +5,7 @@ from typing import Any
 
 from .._engine import engine
 from .build import build
+from .collisions import summary_lines
 from .common import MappingError
 
 
@@ -38,7 +39,8 @@ def _left_out(bscene, m, objects):
             continue
         reason = ""
         if ob in anchored:
-            reason = "moves by its animation: a moving anchor of what hangs from it"
+            shaped = m is not None and any(n == ob.name and "moving collider" in k for n, k in m.collisions.get("bodies", ()))
+            reason = "moves by its animation: a moving " + ("collider" if shaped else "anchor of what hangs from it")
         elif chosen is not None and ob not in chosen and simulated_reason(ob, bscene):
             reason = "not selected (Selected Only): holds its place"
         elif ob.rigid_body is not None and ob.rigid_body.type == "PASSIVE":
@@ -59,11 +61,11 @@ def _left_out(bscene, m, objects):
 def summary(context, objects=None) -> dict:
     """What a bake of the scene (or of ``objects``) would simulate: counts of bodies (those it keys), joints
     (not free), links (cables and springs), loop closures, moving anchors, motors, force fields and degrees of
-    freedom, what is left out and why, the settings it does not honour ("ignored": (element, setting, why)),
-    and the error that would refuse the bake ("" if none)."""
+    freedom, what collides with what and why something does not ("collisions": lines), what is left out and why,
+    the settings it does not honour ("ignored": (element, setting, why)), and the error that would refuse the bake ("" if none)."""
     bscene = context.scene
     out = {"bodies": 0, "joints": 0, "links": 0, "closures": 0, "dof": 0, "anchors": 0, "motors": 0, "fields": 0,
-           "error": "", "ignored": []}
+           "error": "", "ignored": [], "collisions": []}
     m = None
     try:
         m = build(context, objects)
@@ -75,6 +77,7 @@ def summary(context, objects=None) -> dict:
         out.update(bodies=sum(t.keyed for t in m.targets), dof=model.nv, links=len(m.scene.pairs),
                    closures=len(m.scene.loop_closures), anchors=len(anchors), motors=len(m.scene.motors),
                    fields=len(m.scene.force_fields), ignored=list(m.ignored),
-                   joints=int(sum(int(t) != engine.joints.FREE for t in model.joint_type)))
+                   joints=int(sum(int(t) != engine.joints.FREE for t in model.joint_type)),
+                   collisions=summary_lines(m.collisions))
     out["left_out"] = _left_out(bscene, m, objects)
     return out

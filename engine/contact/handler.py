@@ -6,18 +6,33 @@ unconstrained end-of-step velocity v* of any reduced-coordinate stepper
 
     v⁺ = v* + M⁻¹ Jᵀ λ,
 
-λ from ``pgs`` on the contact-space inertia of ``space``; the stepper then moves
-q with v⁺ (semi-implicit Euler). The normal target velocity per contact is
+λ from projected Gauss–Seidel on the contact problem; the stepper then moves q with v⁺
+(semi-implicit Euler). Detection (``detection.CollisionDetector``) covers the bodies' shapes among
+themselves (``Scene.set_body_contacts``), the ground and the static colliders; it is shared with the
+hard-constraints solver (``detect_world``). The solve takes one of two forms, equal to round-off:
 
-* a gap still open (depth < 0, within ``margin``): u_n ≥ depth / h — the contact
-  may close during the step but not overshoot (speculative contact, no tunnelling);
-* touching: u_n ≥ β (depth − slop) / h — Baumgarte push-out of penetration beyond
-  ``slop`` at rate β;
-* an impact (approaching faster than ``bounce_speed`` and touching, or about to
-  cross the gap within the step): at least −e·u_n*, the ground's restitution e (0 between bodies).
+* one articulation touched (all contacts on one tree, or on it and static colliders): the dense
+  contact space of ``space`` (A = J M⁻¹ Jᵀ by ``method``: "minv", "cholesky" or "impulse") and ``pgs``;
+* several: Gauss–Seidel on the velocities tree by tree, accelerated by nonsmooth conjugate gradients
+  (``sparse_space``), so that a pile of a thousand boxes never forms a (3k)² matrix and a stack of ten
+  converges in tens of sweeps. ``space="dense"`` or ``"sparse"`` forces one.
 
-Impulses are warm-started from the previous step by (body, feature) and
-``last`` keeps the step's contacts, impulses and sweeps for tests and stats.
+The normal target velocity per contact (depth d, free normal velocity u*):
+
+* a gap still open (d < 0): u_n ≥ d / h — the contact may close during the step but not overshoot
+  (speculative contact: nothing tunnels, at any speed the detection's sweep covers);
+* touching: u_n ≥ β (d − slop) / h — Baumgarte push-out of penetration beyond ``slop`` at rate β;
+* an impact (touching and approaching faster than ``bounce_speed``): at least e · v_in, e the pair's
+  restitution (Blender's product rule) and v_in the approach speed — this step's, or, when the gap was
+  closed exactly in the previous step by the speculative target, the speed it came in with then (so a
+  ball bounces with e · its impact speed whatever the step length).
+
+Impulses are warm-started from the previous step by contact key and ``last`` keeps the step's
+contacts, impulses and sweeps for tests and stats.
+
+The velocity constraints are linear in the step; a body turning fast moves its contact point along an
+arc and can end a step deeper than they allow. ``stabilize(q⁺)`` — the steppers call it after
+integrating — projects such a configuration back (post-stabilization on positions, the velocity kept).
 """
 from __future__ import annotations
 
@@ -27,10 +42,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.kinematics import link_poses
+from ..integrators import integrate
+from .closure_projection import project_onto_closures
+from .colliders import PLANE, StaticCollider, body_shape_list
+from .detection import CollisionDetector
+from .jacobian import contact_directions, point_maps
 from .pgs import solve_contacts
-from .pairs import body_contacts, candidate_pairs, segment_shapes
-from .shapes import Contacts, candidate_points, colliding_bodies, ground_contacts
+from .shapes import Contacts, colliding_bodies
 from .space import METHODS, ContactSpace
+from .sparse_space import SparseContactSpace, model_trees
+
+SPACES = ("auto", "dense", "sparse")
 
 
 @dataclass
@@ -38,62 +60,131 @@ class ContactStep:
     contacts: Contacts
     impulses: np.ndarray  # (3k,) (λ_n, λ_t1, λ_t2) per contact, N·s
     sweeps: int
-    A: np.ndarray         # contact-space inertia (3k, 3k)
+    A: np.ndarray | None  # dense contact-space inertia (3k, 3k); None when solved tree by tree
+    space: str = "dense"
+
+
+def scene_detector(scene, margin: float = 0.02) -> CollisionDetector:
+    """The ``CollisionDetector`` of a (frozen) scene: body shapes, the ground as a plane collider, the static
+    colliders; bodies joined by a joint or a loop closure, or excluded by name, never collide."""
+    model = scene.model
+    statics = []
+    if scene.ground is not None:
+        g = scene.ground
+        bodies = None if scene.contact_bodies is None else tuple(sorted(colliding_bodies(model, scene.contact_bodies)))
+        statics.append(StaticCollider("ground", PLANE, g.friction, g.restitution, (1 << 20) - 1, bodies, g.normal,
+                                      g.height))
+    statics += list(getattr(scene, "static_colliders", ()))
+    pairs = scene.body_contact["bodies"] if scene.body_contact is not None else ()
+    exclude = [(int(model.body_parent[i]), i) for i in range(model.n_bodies) if model.body_parent[i] >= 0]
+    exclude += [(lc.body_a, lc.body_b) for lc in scene.loop_closures]
+    exclude += list(getattr(scene, "collision_exclusions", ()))
+    friction = scene.body_contact["friction"] if scene.body_contact is not None else 0.5
+    return CollisionDetector(model, body_shape_list(model), statics, pairs, exclude, margin=margin,
+                             pair_friction=friction)
+
+
+def normal_targets(depth, u_n_free, restitution, came_in, h: float, baumgarte: float, slop: float,
+                   bounce_speed: float):
+    """(target normal velocities (k,), approach speeds to remember (k,)) for contacts of depth (k,) (m, > 0
+    penetrating), free normal velocity u_n_free (k,), pair restitution (k,) and the speed each came in
+    with when the previous step closed its gap (k,) (module docstring)."""
+    d = depth
+    push = baumgarte * np.maximum(d - slop, 0.0) / h
+    target = np.where(d < 0.0, d / h, push)
+    approach = -u_n_free
+    touching = d > -slop
+    v_in = np.where(approach > 0.0, np.maximum(approach, came_in), 0.0)
+    impact = touching & (v_in > bounce_speed) & (restitution > 0.0)
+    target = np.where(impact, np.maximum(target, restitution * v_in), target)
+    # a gap the free motion would cross this step closes exactly; the bounce is next step's
+    crossing = ~touching & (u_n_free * h < d) & (approach > bounce_speed) & (restitution > 0.0)
+    return target, np.where(crossing, approach, 0.0)
+
+
+class ContactMemory:
+    """What the contacts of the last step leave to the next, by contact key: impulses (warm start) and the
+    approach speed of a gap the speculative target closed."""
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        self.keys, self.lam, self.speed = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
+
+    def recall(self, keys):
+        """(λ0 (k, 3), approach speeds (k,)) of the contacts that existed last step, zeros otherwise."""
+        lam0, speed = np.zeros((len(keys), 3)), np.zeros(len(keys))
+        if len(self.keys):
+            idx = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+            hit = self.keys[idx] == keys
+            lam0[hit] = self.lam[idx[hit]]
+            speed[hit] = self.speed[idx[hit]]
+        return lam0, speed
+
+    def keep(self, keys, lam, speed) -> None:
+        order = np.argsort(keys)
+        self.keys, self.lam, self.speed = keys[order], np.asarray(lam).reshape(-1, 3)[order], speed[order]
 
 
 class ContactHandler:
-    """Contact of a scene's shapes with ``scene.ground`` and, when ``scene.set_body_contacts`` was
-    called, between its spheres and capsules; ``method``: ``"minv"``, ``"cholesky"`` or
-    ``"impulse"`` (``space``)."""
+    """The contact stage of a scene with a ground, body contacts or static colliders; ``method``:
+    ``"minv"``, ``"cholesky"`` or ``"impulse"`` (``space``); ``space``: ``"auto"``, ``"dense"``, ``"sparse"``."""
 
     def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
-                 bounce_speed: float = 0.1, speculative_speed: float = 0.0):
+                 bounce_speed: float = 0.1, speculative_speed: float = 0.0, space: str = "auto",
+                 velocity_tol: float = 1e-7, stabilize_depth: float = 1e-3):
         if method not in METHODS:
             raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
-        if scene.ground is None and scene.body_contact is None:
-            raise ValueError(f"scene '{scene.name}' has no contact (call scene.set_ground() or set_body_contacts())")
+        if space not in SPACES:
+            raise ValueError(f"contact space must be one of {', '.join(SPACES)}, got {space!r}")
+        if not scene.has_contact:
+            raise ValueError(f"scene '{scene.name}' has no contact (call scene.set_ground(), set_body_contacts() "
+                             "or add_static_collider())")
         self.model = scene.model
         self.ws = scene.model.make_workspace()  # the stage's own kinematics workspace
         self.ground = scene.ground
-        if self.ground is not None:
-            self._points = candidate_points(colliding_bodies(self.model, scene.contact_bodies))
-        self.pair_friction = None
-        if scene.body_contact is not None:
-            self.pair_friction = scene.body_contact["friction"]
-            self._segments = segment_shapes(colliding_bodies(self.model, scene.body_contact["bodies"]))
-            self._pairs = candidate_pairs(self.model, self._segments[0])
         self.dt = float(dt)
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
+        self.space = space
+        self.velocity_tol = float(velocity_tol)  # m/s: a tree-by-tree sweep that changes no contact velocity more ends
         if not (np.isfinite(speculative_speed) and speculative_speed >= 0):
             raise ValueError(f"contact speculative_speed must be ≥ 0 m/s, got {speculative_speed}")
-        # detection margin: contacts are looked for this far; with speculative_speed it grows with the step
-        # so that a body approaching at up to that speed is caught before it passes through (no tunnelling)
+        # detection margin: contacts are looked for this far beyond each pair's sweep in the step
         self.margin = 0.02 if margin is None else float(margin)
         if speculative_speed > 0:
             self.margin = max(self.margin, float(speculative_speed) * self.dt)
         self.baumgarte, self.slop, self.bounce_speed = float(baumgarte), float(slop), float(bounce_speed)
-        self._warm: dict = {}
+        self.stabilize_depth = float(stabilize_depth)  # m: deeper than this at a step's end is projected out
+        self.detector = scene_detector(scene, self.margin)
+        self.trees = model_trees(self.model, [(lc.body_a, lc.body_b) for lc in scene.loop_closures])
+        # the loop closures' rows at a configuration, (bodies (l, 2), link-frame wrenches (l, 12)) =
+        # closure_rows(q, ws): set by a stepper that keeps closures (RedMax), so contact keeps them too
+        self.closure_rows = None
+        self.memory = ContactMemory()
+        self._stepped = False  # apply found contacts: stabilize looks at the step's end
+        self._start, self._deepest = None, -np.inf  # link poses at the step's start, deepest contact there
         self.last: ContactStep | None = None
-        self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0}  # accumulated per stage
+        self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0, "stabilize": 0.0}  # accumulated per stage
 
-    def detect(self, q) -> Contacts:
+    def detect(self, q, v=None) -> Contacts:
+        """Contacts at configuration q (nq,); with v (nv,) the step's free velocity, the pairs' thresholds
+        grow by how far the shapes would move in the step."""
         R, p = link_poses(self.model, q, ws=self.ws)
-        parts = []
-        if self.ground is not None:
-            parts.append(ground_contacts(self.model, R, p, self.ground, self.margin, points=self._points))
-        if self.pair_friction is not None:
-            parts.append(body_contacts(R, p, self._segments, self._pairs, self.pair_friction, self.margin))
-        return Contacts.concatenate(parts)
+        R, p = R.copy(), p.copy()
+        self._start = (R, p)
+        if v is None:
+            return self.detector.detect(R, p)
+        R1, p1 = link_poses(self.model, integrate(self.model, q, v, self.dt), ws=self.ws)
+        return self.detector.detect(R, p, R1, p1)
 
-    def normal_targets(self, contacts: Contacts, u_n_free: np.ndarray) -> np.ndarray:
-        h, d = self.dt, contacts.depth
-        push = self.baumgarte * np.maximum(d - self.slop, 0.0) / h
-        target = np.where(d < 0.0, d / h, push)
-        # an impact this step (touching, or a gap the free motion would cross) bounces back at e·|u_n|
-        impact = (u_n_free < -self.bounce_speed) & (u_n_free * h < np.minimum(d, 0.0))
-        e = np.where(contacts.other_bodies() < 0, self.ground.restitution if self.ground is not None else 0.0, 0.0)
-        return np.where(impact, np.maximum(target, -e * u_n_free), target)
+    def normal_targets(self, contacts: Contacts, u_n_free: np.ndarray, came_in: np.ndarray | None = None):
+        """(targets (k,), approach speeds to remember (k,)) of ``normal_targets`` with this stage's settings."""
+        e = (np.full(len(contacts), self.ground.restitution if self.ground is not None else 0.0)
+             if contacts.restitution is None else contacts.restitution)
+        return normal_targets(contacts.depth, u_n_free, e, np.zeros(len(contacts)) if came_in is None else came_in,
+                              self.dt, self.baumgarte, self.slop, self.bounce_speed)
 
     def apply(self, q, v, metric=None) -> np.ndarray:
         """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
@@ -101,31 +192,108 @@ class ContactHandler:
         M when None."""
         inertia, joint_diag = (None, None) if metric is None else metric
         t0 = time.perf_counter()
-        contacts = self.detect(q)
+        contacts = self.detect(q, v)
         k = len(contacts)
         t1 = time.perf_counter()
         self.seconds["detect"] += t1 - t0
+        self._stepped = k > 0
+        self._deepest = float(contacts.depth.max(initial=-np.inf))
         if k == 0:
-            self.last, self._warm = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0))), {}
+            self.last = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0)))
+            self.memory.clear()
             return v
-        space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self.ws)
-        t3 = time.perf_counter()
-        self.seconds["space"] += t3 - t1
-        u_free = space.velocity(v)
-        keys = list(zip(contacts.body.tolist(), contacts.other_bodies().tolist(), contacts.feature.tolist()))
-        lam0 = np.concatenate([self._warm.get(key, np.zeros(3)) for key in keys])
-        lam, _, sweeps = solve_contacts(space.A, u_free, self.normal_targets(contacts, u_free[0::3]),
-                                        contacts.friction, lam0, max_iter=self.max_iter, tol=self.tol)
-        self._warm = {key: lam[3 * c:3 * c + 3].copy() for c, key in enumerate(keys)}
-        self.last = ContactStep(contacts, lam, sweeps, space.A)
-        v_new = v + space.response(lam)
-        self.seconds["pgs"] += time.perf_counter() - t3
+        keys = contacts.feature
+        lam0, came_in = self.memory.recall(keys)
+        if self._dense(contacts):
+            space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self.ws)
+            t2 = time.perf_counter()
+            self.seconds["space"] += t2 - t1
+            u_free = space.velocity(v)
+            target, speed = self.normal_targets(contacts, u_free[0::3], came_in)
+            lam, _, sweeps = solve_contacts(space.A, u_free, target, contacts.friction, lam0.reshape(-1),
+                                            max_iter=self.max_iter, tol=self.tol)
+            v_new = v + space.response(lam)
+            self.last = ContactStep(contacts, lam, sweeps, space.A, "dense")
+        else:
+            space = self._sparse_space(q, contacts, inertia, joint_diag)
+            t2 = time.perf_counter()
+            self.seconds["space"] += t2 - t1
+            u_free = space.velocity(v)
+            target, speed = self.normal_targets(contacts, u_free[0::3], came_in)
+            lam, v_new, sweeps = space.solve(v, target, contacts.friction, lam0.reshape(-1), max_iter=self.max_iter,
+                                             tol=self.velocity_tol)
+            self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
+        self.memory.keep(keys, lam, speed)
+        self._stepped = True
+        self.seconds["pgs"] += time.perf_counter() - t2
         return v_new
+
+    def stabilize(self, q_new) -> np.ndarray:
+        """Post-stabilization (the step's last stage, after q⁺ = q ⊕ h v⁺). The velocity constraints are linear
+        and hold at the contacts found at q: a body turning fast moves its surface along arcs, a box tipping
+        about one corner swings the others down, and either can end the step deeper than they allow. Where a
+        contact at q⁺ is deeper than ``stabilize_depth``, q⁺ moves by Δq = M⁻¹ J_nᵀ δ, δ ≥ 0 with
+        J_n Δq ≥ depth − slop for every contact found (a gap: at most closing it) — the contact problem without
+        friction, on positions — twice at most (a projection is linear too). The velocity is left as it is
+        (no energy is added). When no contact was deeper at q than the shapes' moves in the step could make
+        it beyond ``stabilize_depth``, there is nothing to look at."""
+        if not self._stepped:
+            return q_new
+        self._stepped = False
+        t0 = time.perf_counter()
+        R1, p1 = link_poses(self.model, q_new, ws=self.ws)
+        if self._deepest + 2.0 * self.detector.farthest_move(*self._start, R1, p1) <= self.stabilize_depth:
+            # nothing was deep and nothing moved enough to get deep (a pile at rest): no second detection
+            self.seconds["stabilize"] += time.perf_counter() - t0
+            return q_new
+        for _ in range(2):
+            R1, p1 = link_poses(self.model, q_new, ws=self.ws)
+            contacts = self.detector.detect(R1.copy(), p1.copy())
+            if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
+                break
+            space = (ContactSpace(self.model, q_new, contacts, self.method, self.threads, None, None, self.ws)
+                     if self._dense(contacts) else self._sparse_space(q_new, contacts, None, None))
+            q_new = integrate(self.model, q_new, self._projection(space, contacts.depth), 1.0)
+        self.seconds["stabilize"] += time.perf_counter() - t0
+        return q_new
+
+    def _projection(self, space, depth) -> np.ndarray:
+        """Δq = W J_nᵀ δ (nv,), δ ≥ 0 with J_n Δq ≥ depth − slop, on a contact space (dense or tree by tree)."""
+        k = len(depth)
+        target, none = depth - self.slop, np.zeros(k)
+        if isinstance(space, ContactSpace):
+            lam, _, _ = solve_contacts(space.A, np.zeros(3 * k), target, none, None, max_iter=self.max_iter,
+                                       tol=self.tol)
+            return space.response(lam)
+        _, dq, _ = space.solve(np.zeros(self.model.nv), target, none, np.zeros(3 * k), max_iter=self.max_iter,
+                               tol=1e-3 * self.slop)
+        return dq
+
+    def _sparse_space(self, q, contacts, inertia, joint_diag) -> SparseContactSpace:
+        """The tree-by-tree contact problem at q, its responses restricted to the closures when there are any."""
+        F = point_maps(np.ascontiguousarray(contacts.point, dtype=float), contact_directions(contacts.normal))
+        space = SparseContactSpace(self.model, self.trees, q, contacts, F, inertia, joint_diag, self.ws)
+        if self.closure_rows is not None:
+            project_onto_closures(space, self.closure_rows(q, self.ws), self.ws.X0_E, self.ws.X0_r)
+        return space
+
+    def _dense(self, contacts: Contacts) -> bool:
+        """Dense contact space: forced, or all contacts on one tree (besides static colliders) and no closures to keep
+        (the closures' projection is the tree-by-tree form's)."""
+        if self.closure_rows is not None:
+            return False
+        if self.space != "auto":
+            return self.space == "dense"
+        other = contacts.other_bodies()
+        t = self.trees.tree_of[np.concatenate([contacts.body, other[other >= 0]])]
+        t = t[self.trees.dof_start[t + 1] > self.trees.dof_start[t]]  # trees that can move
+        return t.size == 0 or bool(np.all(t == t[0]))
 
 
 def contact_stage(scene, dt: float, options: dict | None = None) -> ContactHandler | None:
     """The contact stage of a reduced-coordinate stepper: a ``ContactHandler`` when the scene has a
-    ground or body contacts, else None. options: ``method``, ``threads`` and the handler's keywords."""
-    if scene.ground is None and scene.body_contact is None:
+    ground, body contacts or static colliders, else None. options: ``method``, ``threads`` and the
+    handler's keywords."""
+    if not scene.has_contact:
         return None
     return ContactHandler(scene, dt, **(options or {}))

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ModelError
-from ..geometry import BOX, CAPSULE, SHAPE_TYPES, SPHERE, ContactShape, parse_shape  # noqa: F401  (re-exported)
+from ..geometry import BOX, CAPSULE, SHAPE_TYPES, SPHERE, ContactShape, parse_shape, parse_shapes  # noqa: F401  (re-exported)
 
 _CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
 
@@ -59,9 +59,11 @@ class Ground:
 
 class Contacts(NamedTuple):
     """k contact candidates: arrays body (k,), point (k, 3) world contact point, normal (k, 3)
-    (pushing ``body`` away from the ground or from ``other``), depth (k,) penetration (m, positive =
-    penetrating), feature (k,) corner/cap number or, for a pair, the other shape's index,
-    friction (k,) μ, other (k,) the second body (−1: the ground; None: all ground)."""
+    (pushing ``body`` away from the ground, a static collider or ``other``), depth (k,) penetration (m,
+    positive = penetrating, negative = a gap still open), feature (k,) an int64 key that identifies the
+    contact from one step to the next, friction (k,) μ, other (k,) the second body (−1: the ground or a
+    static collider; None: all −1), restitution (k,) e of the pair (None: the ground's for ground
+    contacts, 0 between bodies)."""
 
     body: np.ndarray
     point: np.ndarray
@@ -70,27 +72,43 @@ class Contacts(NamedTuple):
     feature: np.ndarray
     friction: np.ndarray
     other: np.ndarray | None = None
+    restitution: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.body.shape[0])
 
     def other_bodies(self) -> np.ndarray:
-        """(k,) int64: the second body of each contact, −1 for the ground."""
+        """(k,) int64: the second body of each contact, −1 for the ground or a static collider."""
         return np.full(len(self), -1, np.int64) if self.other is None else np.asarray(self.other, np.int64)
+
+    @staticmethod
+    def empty() -> "Contacts":
+        return Contacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0, np.int64),
+                        np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
 
     @staticmethod
     def concatenate(parts) -> "Contacts":
         parts = [c for c in parts if len(c)] or list(parts)[:1]
-        return Contacts(*(np.concatenate([getattr(c, f) for c in parts]) for f in Contacts._fields[:-1]),
-                        np.concatenate([c.other_bodies() for c in parts]))
+        if not parts:
+            return Contacts.empty()
+        cols = [np.concatenate([getattr(c, f) for c in parts]) for f in Contacts._fields[:6]]
+        rest = [np.zeros(len(c)) if c.restitution is None else c.restitution for c in parts]
+        return Contacts(*cols, np.concatenate([c.other_bodies() for c in parts]), np.concatenate(rest))
+
+
+def contact_shapes(model, body: int) -> list:
+    """The validated contact shapes of ``body``: one, the parts of a compound, or none (no shape, or drawn only)."""
+    shape = model.body_shapes[body]
+    if not shape or not shape.get("collide", True):
+        return []
+    return parse_shapes(shape, model.body_com[body], f"body '{model.body_names[body]}' shape")
 
 
 def contact_shape(model, body: int) -> ContactShape | None:
-    """The validated contact shape of ``body`` (None: no shape, or drawn only)."""
-    shape = model.body_shapes[body]
-    if not shape or not shape.get("collide", True):
-        return None
-    return parse_shape(shape, model.body_com[body], f"body '{model.body_names[body]}' shape")
+    """The validated contact shape of ``body`` (None: no shape, or drawn only; a compound: its first part —
+    ``contact_shapes`` gives them all)."""
+    parts = contact_shapes(model, body)
+    return parts[0] if parts else None
 
 
 def colliding_bodies(model, bodies=None, what: str = "ground contact") -> dict:

@@ -143,8 +143,12 @@ class _Factor:
     def augment(self, A12, A21, A22) -> "AugmentedSolve":
         """Solver of [[A*, A12], [A21, A22]] from this factor, without refactoring (Eq. 17–20)."""
         n = self.n
-        A12 = np.asarray(A12, dtype=float).reshape(n, -1)
-        na = A12.shape[1]
+        A22 = np.asarray(A22, dtype=float)
+        na = A22.shape[0] if A22.ndim == 2 else int(round(np.sqrt(A22.size)))
+        # (n_a from the added block, not from A12: with no joint rows, n = 0, A12 is empty and says nothing)
+        A12 = np.asarray(A12, dtype=float).reshape(n, na) if np.size(A12) == n * na else np.asarray(A12, dtype=float)
+        if A12.shape != (n, na):
+            raise ValueError(f"augment: expected A12 ({n}, {na}) for a {na}×{na} A22, got {np.shape(A12)}")
         A21 = np.asarray(A21, dtype=float).reshape(na, n) if np.size(A21) == na * n else None
         A22 = np.asarray(A22, dtype=float).reshape(na, na) if np.size(A22) == na * na else None
         if A21 is None or A22 is None:

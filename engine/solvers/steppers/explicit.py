@@ -67,6 +67,8 @@ class ExplicitStepper:
             self.limits.hold(held)
             qd_new = self.limits.apply(q, qd_new)
         q_new = integrate(model, q, qd_new, h)
+        if self.contact is not None:
+            q_new = self.contact.stabilize(q_new)  # no contact deeper than the stage allows at the step's end
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         return State(q_new, qd_new, state.t + h)

@@ -204,6 +204,8 @@ class RedMaxStepper:
         self.direct_solver = None  # built with the structural pattern
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
+        if self.contact is not None and len(self._closures.n_rot):
+            self.contact.closure_rows = self._closure_rows_at  # contact impulses keep the closures' velocities
         self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
         # prescribed joints: rows beside the closures' (stages/prescribed.py); motors: bounded rows after the solve
         self.prescribed = PrescribedMotion(scene, self.dt)
@@ -460,6 +462,8 @@ class RedMaxStepper:
         constraint_error = 0.0
         if closures and self.post_stabilize:
             q_new, constraint_error = self._project(q_new)
+        if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
+            q_new = self.contact.stabilize(q_new)  # projection keeps the closures, to first order)
         # per linear solve, the most any solve of this step took
         self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
         return State(q_new, qd_new, state.t + h)
@@ -493,6 +497,13 @@ class RedMaxStepper:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control, self._energies)
         self.stats = StepStats(its, its, 1, 0.0, solve_seconds)
         return State(q_new, qd_new, state.t + self.dt)
+
+    def _closure_rows_at(self, q, ws):
+        """(bodies (l, 2), link-frame rows (l, 12)) of the loop closures at q (kinematics into ws)."""
+        joint_pass(self.model.tree, np.ascontiguousarray(q, dtype=float), ws)
+        world_pass(self.model.tree, ws)
+        bodies, rows, _ = constraint_rows(self._closures, ws)
+        return bodies, rows
 
     def _solve_with_closures(self, rhs):
         """Velocities with G q̇ = −C/h (Eq. 2.42). PCG: one projected CG run in the metric of the

@@ -1,0 +1,359 @@
+"""The narrow phase: contacts of each candidate pair, compiled (the broad phase lists the pairs).
+
+Per pair kind:
+
+* sphere/capsule with sphere/capsule — the closest points of their segments (Ericson §5.1.9), exact;
+  two points when two capsules lie parallel;
+* box with box — the separating-axis test when they overlap (``box_box``), GJK when apart;
+* any other convex pair — GJK on the cores, EPA when they overlap (``gjk``);
+* a shape on a plane — every vertex of its core closer than the threshold, and the exact lowest point
+  of a curved one;
+* a shape on a static mesh triangle — GJK/EPA with the triangle as the second core. An edge or vertex
+  of the triangle that is not sharp (a flat or concave edge between two triangles) gives no normal of
+  its own: such a contact is left to the neighbouring triangle, whose face it is over (Bullet's
+  internal-edge problem: a box sliding over a flat floor of many triangles must not catch on their seams).
+
+Then ``manifold`` makes several points where a face rests on a face. Contacts are written to a
+``ContactOut`` with the normal from the second body (or the static collider) to the first, the depth
+(> 0 penetrating, < 0 a gap still open: speculative), and a key (shape, other shape or static
+element, manifold code) that identifies the contact from one step to the next.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import kernel
+from ..geometry import BOX, CAPSULE, CONE, CYLINDER, SPHERE
+from .box_box import EDGES, SEPARATED, box_box_sat, box_edge
+from .convex import FACE_COS, TRIANGLE, core_points, support, support_feature
+from .gjk import gjk_epa
+from .manifold import (CODE_EXACT, CODE_GJK, REFERENCE_COS, add_candidate, face_manifold, reduce_manifold)
+
+MAX_FRICTION = 10.0  # Bullet clamps the combined friction to this
+
+
+class ShapeArrays(NamedTuple):
+    """m convex colliders (body shapes, and static convex colliders with body −1), ``colliders.py``."""
+
+    kind: np.ndarray         # (m,) int64
+    body: np.ndarray         # (m,) int64, −1 static
+    collider: np.ndarray     # (m,) int64 static collider, −1 on bodies
+    local_R: np.ndarray      # (m, 3, 3) shape axes in the link frame (static: world)
+    local_p: np.ndarray      # (m, 3) shape centre in the link frame (static: world)
+    dims: np.ndarray         # (m, 3) core dimensions (``convex``)
+    rho: np.ndarray          # (m,) rounding radius
+    reach: np.ndarray        # (m,) farthest surface point from the centre (m)
+    vstart: np.ndarray       # (m,) convex: first vertex in hverts
+    vcount: np.ndarray       # (m,)
+    fstart: np.ndarray       # (m,) convex: first face
+    fcount: np.ndarray       # (m,)
+    friction: np.ndarray     # (m,) NaN: not given
+    restitution: np.ndarray  # (m,) NaN: not given
+    groups: np.ndarray       # (m,) int64 collision collection bits
+    hverts: np.ndarray       # (V, 3) hull vertices, shape frame
+    fnorm: np.ndarray        # (F, 3) hull face normals, shape frame
+    ffirst: np.ndarray       # (F,) first entry of each face in findex
+    fsize: np.ndarray        # (F,)
+    findex: np.ndarray       # (K,) the faces' vertices (counter-clockwise seen from outside), local to the hull
+
+
+class StaticArrays(NamedTuple):
+    """Static planes and triangles, their colliders' materials and which bodies they touch."""
+
+    plane_n: np.ndarray      # (P, 3) unit normals
+    plane_d: np.ndarray      # (P,) offsets: the plane is n·x = d
+    plane_collider: np.ndarray  # (P,)
+    tri_v: np.ndarray        # (T, 3, 3) vertices (world)
+    tri_n: np.ndarray        # (T, 3) unit face normals
+    tri_sharp: np.ndarray    # (T, 3) bool: edge k (v_k → v_k+1) may give its own normal
+    tri_collider: np.ndarray  # (T,)
+    bvh_lo: np.ndarray       # (N, 3) node boxes
+    bvh_hi: np.ndarray
+    bvh_child: np.ndarray    # (N, 2) int64 children, −1 for a leaf
+    bvh_first: np.ndarray    # (N,) leaf: first entry in bvh_tris
+    bvh_count: np.ndarray    # (N,)
+    bvh_tris: np.ndarray     # (T,) triangle indices in leaf order
+    friction: np.ndarray     # (C,) per static collider
+    restitution: np.ndarray  # (C,)
+    groups: np.ndarray       # (C,)
+    rho: np.ndarray          # (C,) rounding of a mesh's triangles (its margin)
+    allowed: np.ndarray      # (C, n_bodies) bool: the collider touches that body
+
+
+class ContactOut(NamedTuple):
+    """Contacts found (capacity K; ``count[0]`` may exceed K: the caller grows the buffer and detects again)."""
+
+    body: np.ndarray         # (K,)
+    other: np.ndarray        # (K,) −1: static
+    point: np.ndarray        # (K, 3)
+    normal: np.ndarray       # (K, 3) from other (or the static collider) to body
+    depth: np.ndarray        # (K,)
+    key: np.ndarray          # (K,) int64
+    friction: np.ndarray     # (K,)
+    restitution: np.ndarray  # (K,)
+    count: np.ndarray        # (1,) int64
+
+
+def contact_out(capacity: int) -> ContactOut:
+    k = int(capacity)
+    return ContactOut(np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros((k, 3)), np.zeros((k, 3)), np.zeros(k),
+                      np.zeros(k, np.int64), np.zeros(k), np.zeros(k), np.zeros(1, np.int64))
+
+
+@kernel(inline="llvm", refcounts=False)
+def combine(a, b, default, cap):
+    """Blender's (Bullet's) rule for a pair: the product of the two sides' values (``btManifoldResult::
+    calculateCombinedFriction`` and ``…Restitution``), capped; a side without a value takes the other's,
+    neither: ``default``."""
+    if np.isnan(a):
+        return default if np.isnan(b) else b
+    if np.isnan(b):
+        return a
+    return min(a * b, cap)
+
+
+@kernel(refcounts=False)
+def emit(mw, count, out, body, other, key_base, mu, e):
+    """Reduce the candidates in mw to a manifold and append it to out."""
+    m = reduce_manifold(mw, count)
+    for k in range(m):
+        c = mw.keep[k]
+        w = out.count[0]
+        if w < out.depth.shape[0]:
+            out.body[w], out.other[w] = body, other
+            for i in range(3):
+                out.point[w, i] = mw.pts[c, i]
+                out.normal[w, i] = mw.normal[c, i]
+            out.depth[w] = mw.depth[c]
+            out.key[w] = key_base + mw.code[c]
+            out.friction[w], out.restitution[w] = mu, e
+        out.count[0] = w + 1
+
+
+@kernel(inline="llvm", refcounts=False)
+def closest_segment_params(p1, q1, p2, q2):
+    """s, t in [0, 1] of the closest points p1 + s (q1 − p1), p2 + t (q2 − p2) (Ericson §5.1.9)."""
+    d1x, d1y, d1z = q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2]
+    d2x, d2y, d2z = q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2]
+    rx, ry, rz = p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2]
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    if a <= 1e-24 and e <= 1e-24:
+        return 0.0, 0.0
+    if a <= 1e-24:
+        return 0.0, min(max(f / e, 0.0), 1.0)
+    c = d1x * rx + d1y * ry + d1z * rz
+    if e <= 1e-24:
+        return min(max(-c / a, 0.0), 1.0), 0.0
+    b = d1x * d2x + d1y * d2y + d1z * d2z
+    den = a * e - b * b
+    s = min(max((b * f - c * e) / den, 0.0), 1.0) if den > 1e-24 * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t, s = 0.0, min(max(-c / a, 0.0), 1.0)
+    elif t > 1.0:
+        t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
+    return s, t
+
+
+@kernel(refcounts=False)
+def segment_pair(mw, P, Q, rho_a, rho_b, threshold):
+    """Candidates of two rounded segments P (2, 3) and Q (2, 3) (a sphere's two ends coincide): the closest
+    points, and both ends of the overlap when they lie parallel. Returns the count."""
+    s, t = closest_segment_params(P[0], P[1], Q[0], Q[1])
+    ax, ay, az = P[0, 0] + s * (P[1, 0] - P[0, 0]), P[0, 1] + s * (P[1, 1] - P[0, 1]), P[0, 2] + s * (P[1, 2] - P[0, 2])
+    bx, by, bz = Q[0, 0] + t * (Q[1, 0] - Q[0, 0]), Q[0, 1] + t * (Q[1, 1] - Q[0, 1]), Q[0, 2] + t * (Q[1, 2] - Q[0, 2])
+    dx, dy, dz = ax - bx, ay - by, az - bz
+    dist = np.sqrt(dx * dx + dy * dy + dz * dz)
+    if dist - rho_a - rho_b > threshold:
+        return 0
+    if dist > 1e-12:
+        nx, ny, nz = dx / dist, dy / dist, dz / dist
+    else:  # the axes cross: any direction perpendicular to both will do
+        ux, uy, uz = P[1, 0] - P[0, 0], P[1, 1] - P[0, 1], P[1, 2] - P[0, 2]
+        vx, vy, vz = Q[1, 0] - Q[0, 0], Q[1, 1] - Q[0, 1], Q[1, 2] - Q[0, 2]
+        nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+        nn = np.sqrt(nx * nx + ny * ny + nz * nz)
+        if nn < 1e-12:
+            nx, ny, nz, nn = 0.0, 0.0, 1.0, 1.0
+        nx, ny, nz = nx / nn, ny / nn, nz / nn
+    h = 0.5 * (dist + rho_a - rho_b)
+    count = add_candidate(mw, 0, ax - h * nx, ay - h * ny, az - h * nz, nx, ny, nz, rho_a + rho_b - dist, CODE_GJK)
+    ux, uy, uz = P[1, 0] - P[0, 0], P[1, 1] - P[0, 1], P[1, 2] - P[0, 2]
+    vx, vy, vz = Q[1, 0] - Q[0, 0], Q[1, 1] - Q[0, 1], Q[1, 2] - Q[0, 2]
+    uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
+    uv = ux * vx + uy * vy + uz * vz
+    if uu < 1e-20 or vv < 1e-20 or uv * uv < FACE_COS * FACE_COS * uu * vv:
+        return count
+    # parallel: the ends of the overlap of Q's projection onto P
+    t0 = ((Q[0, 0] - P[0, 0]) * ux + (Q[0, 1] - P[0, 1]) * uy + (Q[0, 2] - P[0, 2]) * uz) / uu
+    t1 = ((Q[1, 0] - P[0, 0]) * ux + (Q[1, 1] - P[0, 1]) * uy + (Q[1, 2] - P[0, 2]) * uz) / uu
+    lo, hi = max(min(t0, t1), 0.0), min(max(t0, t1), 1.0)
+    if hi - lo < 1e-9:
+        return count
+    count = 0  # the two ends replace the closest point
+    for k in range(2):
+        u = lo if k == 0 else hi
+        px, py, pz = P[0, 0] + u * ux, P[0, 1] + u * uy, P[0, 2] + u * uz
+        sep = nx * (px - Q[0, 0]) + ny * (py - Q[0, 1]) + nz * (pz - Q[0, 2])
+        if sep - rho_a - rho_b > threshold:
+            continue
+        h = 0.5 * (sep + rho_a - rho_b)
+        count = add_candidate(mw, count, px - h * nx, py - h * ny, pz - h * nz, nx, ny, nz, rho_a + rho_b - sep,
+                              1024 + k)
+    return count
+
+
+@kernel(refcounts=False)
+def feature_manifold(mw, count, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, normal, threshold):
+    """Manifold candidates for the contact normal (from B to A): the better-aligned face of the two is
+    the reference; two parallel segments give their overlap. Returns the count."""
+    for c in range(3):
+        mw.na[c] = -normal[c]  # (direction from A towards B)
+    ca, face_a = support_feature(kA, dA, vA, fA, RA, pA, mw.na, mw.fa, mw.na)
+    cb, face_b = support_feature(kB, dB, vB, fB, RB, pB, normal, mw.fb, mw.nb)
+    align_a = -(mw.na[0] * normal[0] + mw.na[1] * normal[1] + mw.na[2] * normal[2]) if face_a else -2.0
+    align_b = (mw.nb[0] * normal[0] + mw.nb[1] * normal[1] + mw.nb[2] * normal[2]) if face_b else -2.0
+    if max(align_a, align_b) >= REFERENCE_COS:
+        if align_b >= align_a - 1e-6:  # (B's face on a tie: the same reference, and keys, step after step)
+            return face_manifold(mw, count, mw.fb, cb, mw.nb, mw.fa, ca, rho_b, rho_a, False, threshold)
+        return face_manifold(mw, count, mw.fa, ca, mw.na, mw.fb, cb, rho_a, rho_b, True, threshold)
+    if ca == 2 and cb == 2 and count == 0:  # e.g. a capsule lying along a cylinder's side
+        return segment_pair(mw, mw.fa, mw.fb, rho_a, rho_b, threshold)
+    return count
+
+
+@kernel(refcounts=False)
+def add_closest(mw, count, dist, normal, a, b, rho_a, rho_b, threshold, only_if_deeper):
+    """The single GJK/EPA point (cores' signed distance dist, closest points a, b) as a candidate; with
+    ``only_if_deeper`` only when deeper than every candidate so far (a curved shape's exact point)."""
+    signed = dist - rho_a - rho_b
+    if signed > threshold:
+        return count
+    if only_if_deeper:
+        for k in range(count):
+            if mw.depth[k] >= -signed - 1e-9:
+                return count
+    h = 0.5 * (rho_a - rho_b)
+    return add_candidate(mw, count, 0.5 * (a[0] + b[0]) - h * normal[0], 0.5 * (a[1] + b[1]) - h * normal[1],
+                         0.5 * (a[2] + b[2]) - h * normal[2], normal[0], normal[1], normal[2], -signed, CODE_GJK)
+
+
+@kernel(refcounts=False)
+def convex_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, threshold, normal, a, b):
+    """Candidates for two convex shapes (see the module docstring); returns the count."""
+    if (kA == SPHERE or kA == CAPSULE) and (kB == SPHERE or kB == CAPSULE):
+        for k in range(2):
+            s = -1.0 if k == 0 else 1.0
+            for c in range(3):
+                mw.fa[k, c] = pA[c] + s * dA[2] * RA[c, 2]
+                mw.fb[k, c] = pB[c] + s * dB[2] * RB[c, 2]
+        return segment_pair(mw, mw.fa, mw.fb, rho_a, rho_b, threshold)
+    if kA == BOX and kB == BOX:
+        kind, index, depth = box_box_sat(dA, RA, pA, dB, RB, pB, normal)
+        if kind != SEPARATED:
+            # the faces within REFERENCE_COS of the axis give the manifold; an edge axis that is not near one
+            # (two edges crossing) gives the single point where the edges come closest
+            count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, normal,
+                                     threshold)
+            if count > 0:
+                return count
+            for c in range(3):
+                mw.na[c] = -normal[c]
+            if kind == EDGES:
+                box_edge(dA, RA, pA, index // 3, mw.na, mw.fa[0], mw.fa[1])
+                box_edge(dB, RB, pB, index % 3, normal, mw.fb[0], mw.fb[1])
+                s, t = closest_segment_params(mw.fa[0], mw.fa[1], mw.fb[0], mw.fb[1])
+                for c in range(3):
+                    a[c] = mw.fa[0, c] + s * (mw.fa[1, c] - mw.fa[0, c])
+                    b[c] = mw.fb[0, c] + t * (mw.fb[1, c] - mw.fb[0, c])
+            else:  # (clipping lost every point to round-off: keep A's deepest point)
+                support(kA, dA, vA, RA, pA, mw.na, a, mw.nb)
+                for c in range(3):
+                    b[c] = a[c] + depth * normal[c]
+            return add_closest(mw, 0, -depth, normal, a, b, rho_a, rho_b, threshold, False)
+    dist = gjk_epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b)
+    if dist - rho_a - rho_b > threshold:
+        return 0
+    count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, normal, threshold)
+    return add_closest(mw, count, dist, normal, a, b, rho_a, rho_b, threshold, count > 0)
+
+
+@kernel(refcounts=False)
+def plane_pair(mw, pts, kA, dA, vA, RA, pA, rho_a, pn, pd, threshold, tmp, tmp2):
+    """Candidates of a shape on the plane pn·x = pd (normal pn towards the shape's side): its core's
+    vertices within the threshold, and a curved core's exact lowest point. Returns the count."""
+    m = core_points(kA, dA, vA, RA, pA, pts)
+    count = 0
+    deepest = -np.inf
+    for k in range(m):
+        s = pn[0] * pts[k, 0] + pn[1] * pts[k, 1] + pn[2] * pts[k, 2] - pd
+        signed = s - rho_a
+        if signed > threshold:
+            continue
+        h = 0.5 * (s + rho_a)
+        if count < mw.depth.shape[0]:
+            count = add_candidate(mw, count, pts[k, 0] - h * pn[0], pts[k, 1] - h * pn[1], pts[k, 2] - h * pn[2],
+                                  pn[0], pn[1], pn[2], -signed, k)
+        else:  # full: replace the shallowest
+            low = 0
+            for j in range(count):
+                if mw.depth[j] < mw.depth[low]:
+                    low = j
+            if -signed > mw.depth[low]:
+                add_candidate(mw, low, pts[k, 0] - h * pn[0], pts[k, 1] - h * pn[1], pts[k, 2] - h * pn[2],
+                              pn[0], pn[1], pn[2], -signed, k)
+        deepest = max(deepest, -signed)
+    if kA == CYLINDER or kA == CONE:
+        for c in range(3):
+            tmp[c] = -pn[c]
+        support(kA, dA, vA, RA, pA, tmp, tmp2, tmp)
+        s = pn[0] * tmp2[0] + pn[1] * tmp2[1] + pn[2] * tmp2[2] - pd
+        signed = s - rho_a
+        if signed <= threshold and -signed > deepest + 1e-9:
+            h = 0.5 * (s + rho_a)
+            count = add_candidate(mw, min(count, mw.depth.shape[0] - 1), tmp2[0] - h * pn[0], tmp2[1] - h * pn[1],
+                                  tmp2[2] - h * pn[2], pn[0], pn[1], pn[2], -signed, CODE_EXACT)
+    return count
+
+
+@kernel(refcounts=False)
+def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, threshold, normal, a, b, eye,
+                  zero, zdims, nofaces):
+    """Candidates of a shape against one static triangle tri (3, 3) (face normal tn, sharp edge flags,
+    rounding rho_t), the triangle being the second shape. Returns the count. A contact whose closest point
+    is on an edge or vertex that is not sharp, with a normal that is not the face's, is left to the
+    neighbouring triangle (``static_mesh``)."""
+    dist = gjk_epa(kA, dA, vA, RA, pA, TRIANGLE, zdims, tri, eye, zero, wk, normal, a, b)
+    if dist - rho_a - rho_t > threshold + 1e-9:
+        return 0
+    # where on the triangle is b: an edge or vertex that is not sharp takes the face normal
+    e1x, e1y, e1z = tri[1, 0] - tri[0, 0], tri[1, 1] - tri[0, 1], tri[1, 2] - tri[0, 2]
+    e2x, e2y, e2z = tri[2, 0] - tri[0, 0], tri[2, 1] - tri[0, 1], tri[2, 2] - tri[0, 2]
+    px, py, pz = b[0] - tri[0, 0], b[1] - tri[0, 1], b[2] - tri[0, 2]
+    d00 = e1x * e1x + e1y * e1y + e1z * e1z
+    d01 = e1x * e2x + e1y * e2y + e1z * e2z
+    d11 = e2x * e2x + e2y * e2y + e2z * e2z
+    d20 = px * e1x + py * e1y + pz * e1z
+    d21 = px * e2x + py * e2y + pz * e2z
+    den = d00 * d11 - d01 * d01
+    w1 = (d11 * d20 - d01 * d21) / den
+    w2 = (d00 * d21 - d01 * d20) / den
+    w0 = 1.0 - w1 - w2
+    eps = 1e-7
+    # the edges the point lies on: edge k runs from v_k to v_k+1, where the weight of the third vertex is 0
+    on0, on1, on2 = w2 <= eps, w0 <= eps, w1 <= eps
+    free_normal = (on0 and sharp[0]) or (on1 and sharp[1]) or (on2 and sharp[2])
+    interior = not (on0 or on1 or on2)
+    if not interior and not free_normal:
+        # closest on a flat or concave edge: the neighbouring face holds the contact; this one only keeps a
+        # normal that is its own face's (a box resting across the seam of two floor triangles)
+        c = abs(normal[0] * tn[0] + normal[1] * tn[1] + normal[2] * tn[2])
+        if c < FACE_COS:
+            return 0
+    count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, TRIANGLE, zdims, tri, nofaces, eye, zero, rho_t,
+                             normal, threshold)
+    return add_closest(mw, count, dist, normal, a, b, rho_a, rho_t, threshold, count > 0)

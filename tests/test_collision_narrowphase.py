@@ -1,0 +1,242 @@
+"""The narrow phase's distances and normals, checked three ways on random poses of every convex shape pair:
+
+* against a real collision library — ``coal`` (pip), or ``hppfcl`` (the same library under its former name,
+  2.4, which pin 2.7 brings; coal 3 needs numpy 2 and cannot sit beside the engine's numpy < 2 venv);
+* against an independent method: the support-function dual, max over directions n of
+  min_{a ∈ A} n·a − max_{b ∈ B} n·b for apart shapes (a lower bound GJK's distance must meet) and
+  min_n h_A(n) + h_B(−n) for overlapping ones (the penetration depth EPA must meet), with its own numpy
+  support functions and a Nelder–Mead search started from the engine's normal;
+* against closed forms (spheres, capsules, boxes on axes).
+
+Measured: the dual agrees with the engine to ≤ 1e-9 m apart and ≤ 1e-10 m overlapping. hpp-fcl 2.4
+itself is off the dual by up to 1.1e-6 m on curved pairs (its GJK's own tolerance, whatever its criterion),
+so against it the tolerance is 1e-6 m for pairs of polytopes and spheres and 2e-6 m with a curved core.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.optimize import minimize
+
+from engine.contact.detection import pair_distance
+from engine.errors import ModelError
+
+try:
+    import coal as fcl
+except ImportError:  # pragma: no cover - depends on the environment
+    try:
+        import hppfcl as fcl
+    except ImportError:
+        fcl = None
+
+KINDS = ("sphere", "capsule", "box", "cylinder", "cone", "convex")
+CURVED = {"capsule", "cylinder", "cone"}
+
+
+def rotation(rng) -> np.ndarray:
+    q = rng.normal(size=4)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def pose(R, p) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = R, p
+    return T
+
+
+def random_shape(kind: str, rng):
+    """(shape dict, support function (direction → farthest point, shape frame)) of a random shape of ``kind``,
+    axes along z as the collision libraries have them."""
+    if kind == "sphere":
+        r = rng.uniform(0.1, 0.4)
+        return {"type": "sphere", "radius": r}, lambda d: r * d / np.linalg.norm(d)
+    if kind == "capsule":
+        r, h = rng.uniform(0.05, 0.3), rng.uniform(0.1, 0.4)
+        return ({"type": "capsule", "radius": r, "length": 2 * h, "axis": (0, 0, 1)},
+                lambda d: np.array([0, 0, h * np.sign(d[2] or 1.0)]) + r * d / np.linalg.norm(d))
+    if kind == "box":
+        a = rng.uniform(0.1, 0.5, 3)
+        return {"type": "box", "size": tuple(2 * a)}, lambda d: np.where(d >= 0, a, -a)
+    if kind == "cylinder":
+        r, h = rng.uniform(0.1, 0.4), rng.uniform(0.1, 0.4)
+
+        def cyl(d):
+            rho = np.hypot(d[0], d[1])
+            xy = r * d[:2] / rho if rho > 0 else np.zeros(2)
+            return np.array([xy[0], xy[1], h * np.sign(d[2] or 1.0)])
+        return {"type": "cylinder", "radius": r, "length": 2 * h, "axis": (0, 0, 1)}, cyl
+    if kind == "cone":
+        r, h = rng.uniform(0.1, 0.4), rng.uniform(0.1, 0.4)
+
+        def cone(d):
+            rho = np.hypot(d[0], d[1])
+            rim = np.array([*(r * d[:2] / rho if rho > 0 else np.zeros(2)), -h])
+            apex = np.array([0, 0, h])
+            return apex if d @ apex >= d @ rim else rim
+        return {"type": "cone", "radius": r, "length": 2 * h, "axis": (0, 0, 1)}, cone
+    V = rng.normal(size=(int(rng.integers(6, 20)), 3)) * rng.uniform(0.1, 0.3, 3)
+    return {"type": "convex", "vertices": V, "center": (0, 0, 0)}, lambda d: V[np.argmax(V @ d)]
+
+
+def oracle(shape: dict):
+    t = shape["type"]
+    if t == "sphere":
+        return fcl.Sphere(shape["radius"])
+    if t == "box":
+        return fcl.Box(*shape["size"])
+    if t in ("capsule", "cylinder", "cone"):
+        return getattr(fcl, t.capitalize())(shape["radius"], shape["length"])
+    pts = fcl.StdVec_Vec3s() if hasattr(fcl, "StdVec_Vec3s") else fcl.StdVec_Vec3f()
+    for v in np.asarray(shape["vertices"], float):
+        pts.append(v)
+    return fcl.Convex.convexHull(pts, False, "Qt")
+
+
+def world_support(support, R, p):
+    return lambda d: p + R @ support(R.T @ d)
+
+
+def sphere_direction(x):
+    return np.array([np.cos(x[0]) * np.cos(x[1]), np.sin(x[0]) * np.cos(x[1]), np.sin(x[1])])
+
+
+def dual_distance(sa, sb, n0) -> float:
+    """max_n min_a n·a − max_b n·b (n from B to A), searched from n0: a lower bound of the distance, equal at
+    the separating direction."""
+    def gap(x):
+        n = sphere_direction(x)
+        return -(n @ sa(-n) - n @ sb(n))
+    x0 = [np.arctan2(n0[1], n0[0]), np.arcsin(np.clip(n0[2], -1, 1))]
+    return -minimize(gap, x0, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-15, "maxiter": 20000}).fun
+
+
+def dual_depth(sa, sb, m0) -> float:
+    """min_m h_A(m) + h_B(−m) (m from A towards B): the penetration depth of overlapping shapes."""
+    def width(x):
+        m = sphere_direction(x)
+        return m @ sa(m) - m @ sb(-m)
+    x0 = [np.arctan2(m0[1], m0[0]), np.arcsin(np.clip(m0[2], -1, 1))]
+    return minimize(width, x0, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-15, "maxiter": 20000}).fun
+
+
+def random_pair(seed: int, spread: float):
+    rng = np.random.default_rng(seed)
+    ka, kb = KINDS[seed % len(KINDS)], KINDS[(seed // len(KINDS)) % len(KINDS)]
+    (a, sa), (b, sb) = random_shape(ka, rng), random_shape(kb, rng)
+    Ra, Rb = rotation(rng), rotation(rng)
+    pa, pb = np.zeros(3), rng.normal(size=3) * spread
+    return (ka, a, sa, Ra, pa), (kb, b, sb, Rb, pb)
+
+
+@pytest.mark.skipif(fcl is None, reason="needs coal or hppfcl (pip install coal, or pin 2.7's hpp-fcl)")
+@pytest.mark.parametrize("block", range(6))
+def test_distances_and_normals_match_the_collision_library(block):
+    """Every ordered pair of the six convex kinds (36), on random apart poses: the distance to 1e-6 m (2e-6 m
+    for a curved core, module docstring) and the normal to 1e-3 rad."""
+    checked = 0
+    for seed in range(block * 36, block * 36 + 36 * 8):
+        (ka, a, _, Ra, pa), (kb, b, _, Rb, pb) = random_pair(seed, 0.8)
+        d, n, xa, xb = pair_distance(a, pose(Ra, pa), b, pose(Rb, pb))
+        if d < 1e-3:
+            continue
+        req, res = fcl.DistanceRequest(), fcl.DistanceResult()
+        req.gjk_tolerance, req.gjk_max_iterations = 1e-12, 1000
+        if hasattr(req, "enable_nearest_points"):  # (hpp-fcl 2; coal 3 always fills them)
+            req.enable_nearest_points = True
+        ref = fcl.distance(oracle(a), fcl.Transform3f(Ra, pa), oracle(b), fcl.Transform3f(Rb, pb), req, res)
+        tol = 2e-6 if {ka, kb} & CURVED else 1e-6
+        assert d == pytest.approx(ref, abs=tol), (ka, kb, seed)
+        pa_ref, pb_ref = np.asarray(res.getNearestPoint1()), np.asarray(res.getNearestPoint2())
+        n_ref = (pa_ref - pb_ref) / np.linalg.norm(pa_ref - pb_ref)  # (its own normal is not set for every pair)
+        assert np.arccos(np.clip(n @ n_ref, -1, 1)) < 1e-3, (ka, kb, seed)
+        assert np.linalg.norm(xa - xb) == pytest.approx(d, abs=1e-9)
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_apart_distances_meet_the_support_dual(block):
+    """The dual (an independent lower bound) equals GJK's distance: 1e-8 m, every kind pair."""
+    for seed in range(block * 36, block * 36 + 36 * 3):
+        (ka, a, sa, Ra, pa), (kb, b, sb, Rb, pb) = random_pair(seed, 0.8)
+        d, n, _, _ = pair_distance(a, pose(Ra, pa), b, pose(Rb, pb))
+        if d < 1e-3:
+            continue
+        assert d == pytest.approx(dual_distance(world_support(sa, Ra, pa), world_support(sb, Rb, pb), n),
+                                  abs=1e-8), (ka, kb, seed)
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_penetration_depths_meet_the_support_dual(block):
+    """Overlapping: EPA's depth equals the least width of the Minkowski difference along any direction (1e-8 m)."""
+    found = 0
+    for seed in range(block * 36, block * 36 + 36 * 4):
+        (ka, a, sa, Ra, pa), (kb, b, sb, Rb, pb) = random_pair(seed, 0.15)
+        d, n, _, _ = pair_distance(a, pose(Ra, pa), b, pose(Rb, pb))
+        if d > -1e-3:
+            continue
+        depth = dual_depth(world_support(sa, Ra, pa), world_support(sb, Rb, pb), -n)
+        assert -d == pytest.approx(depth, abs=1e-8), (ka, kb, seed)
+        found += 1
+    assert found > 30
+
+
+def test_closed_forms():
+    T = np.eye(4)
+
+    def at(x, R=np.eye(3)):
+        return pose(R, np.asarray(x, float))
+
+    # spheres: centres 1 m apart, radii 0.3 and 0.5
+    d, n, xa, xb = pair_distance({"type": "sphere", "radius": 0.3}, T, {"type": "sphere", "radius": 0.5}, at((1, 0, 0)))
+    assert d == pytest.approx(0.2) and np.allclose(n, (-1, 0, 0)) and np.allclose(xa, (0.3, 0, 0))
+    # a sphere sunk 0.1 m into a box's face
+    d, n, _, _ = pair_distance({"type": "sphere", "radius": 0.3}, at((0, 0, 0.7)), {"type": "box", "size": (2, 2, 2)}, T)
+    assert d == pytest.approx(-0.6) and np.allclose(n, (0, 0, 1))
+    # two crossed capsules: axes 0.5 m apart
+    d, n, _, _ = pair_distance({"type": "capsule", "radius": 0.1, "length": 1.0, "axis": (1, 0, 0)}, at((0, 0, 0.5)),
+                               {"type": "capsule", "radius": 0.2, "length": 1.0, "axis": (0, 1, 0)}, T)
+    assert d == pytest.approx(0.2) and np.allclose(n, (0, 0, 1))
+    # boxes overlapping 0.05 m along x, turned 45° about x (the separating axis stays x)
+    c, s = np.cos(np.pi / 4), np.sin(np.pi / 4)
+    Rx = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    d, n, _, _ = pair_distance({"type": "box", "size": (1, 1, 1)}, at((0.95, 0, 0), Rx), {"type": "box", "size": (1, 1, 1)}, T)
+    assert d == pytest.approx(-0.05) and np.allclose(n, (1, 0, 0))
+    # a cylinder standing on a cone's apex, 0.1 m above it
+    d, n, _, _ = pair_distance({"type": "cylinder", "radius": 0.2, "length": 0.4}, at((0, 0, 0.8)),
+                               {"type": "cone", "radius": 0.3, "length": 1.0}, T)
+    assert d == pytest.approx(0.1) and np.allclose(n, (0, 0, 1))
+    # a margin rounds a box's corner: corner on the diagonal, a sphere's worth of rounding off it
+    d0, _, _, _ = pair_distance({"type": "box", "size": (1, 1, 1)}, T, {"type": "sphere", "radius": 0.1}, at((1, 1, 1)))
+    d1, _, _, _ = pair_distance({"type": "box", "size": (1, 1, 1), "margin": 0.1}, T, {"type": "sphere", "radius": 0.1},
+                                at((1, 1, 1)))
+    corner = np.linalg.norm([0.5, 0.5, 0.5])
+    assert d0 == pytest.approx(np.sqrt(3) - corner - 0.1)
+    assert d1 == pytest.approx(np.sqrt(3) - (np.linalg.norm([0.4, 0.4, 0.4]) + 0.1) - 0.1)
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), spread=st.floats(0.05, 1.5))
+def test_fuzzed_poses_are_symmetric_and_consistent(seed, spread):
+    """Any pose: d(A, B) = d(B, A) with the normal reversed; the points are d apart along the normal (apart)
+    or the depth apart (overlapping); never NaN."""
+    (ka, a, sa, Ra, pa), (kb, b, sb, Rb, pb) = random_pair(seed, spread)
+    d, n, xa, xb = pair_distance(a, pose(Ra, pa), b, pose(Rb, pb))
+    e, m, ya, yb = pair_distance(b, pose(Rb, pb), a, pose(Ra, pa))
+    assert np.all(np.isfinite([d, e, *n, *m, *xa, *xb]))
+    assert d == pytest.approx(e, abs=1e-7)
+    assert np.linalg.norm(n) == pytest.approx(1.0)
+    if abs(d) > 1e-6:
+        assert n @ m == pytest.approx(-1.0, abs=1e-4), (ka, kb)
+        # (overlapping: EPA's witnesses lie on its polytope's face, within its tolerance of the surface)
+        assert np.allclose(xa - xb, d * n, atol=1e-7 if d > 0 else 1e-5)
+
+
+def test_a_shape_refused_by_name_never_reaches_the_narrow_phase():
+    with pytest.raises(ModelError, match="shape A: convex hull of 4 vertices is flat"):
+        pair_distance({"type": "convex", "vertices": [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0)]}, np.eye(4),
+                      {"type": "sphere", "radius": 1.0}, np.eye(4))
