@@ -20,12 +20,13 @@ def test_bench_contact_quick(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     rows = list(csv.DictReader(open(tmp_path / "contact.csv")))
     assert {"suite", "scene", "method", "n", "dofs", "seconds_per_step", "iterations"} <= set(rows[0])
-    assert {(r["method"], int(r["n"])) for r in rows} == {(m, n) for m in ("engine", "bullet") for n in (8, 27)}
+    methods = ("engine", "engine_20_sweeps", "bullet")
+    assert {(r["method"], int(r["n"])) for r in rows} == {(m, n) for m in methods for n in (8, 27)}
     for r in rows:
         assert int(r["dofs"]) == 6 * int(r["n"]) and float(r["seconds_per_step"]) > 0
         assert 0.0 <= float(r["deepest_mm"]) < 100.0 and math.isfinite(float(r["floor_gap_mm"]))
-    engine_rows = [r for r in rows if r["method"] == "engine"]
+    engine_rows = [r for r in rows if r["method"].startswith("engine")]
     assert all(float(r["deepest_mm"]) < 5.0 and abs(float(r["floor_gap_mm"])) < 5.0 for r in engine_rows), engine_rows
     md = (tmp_path / "contact.md").read_text()
-    assert "engine / Bullet" in md and "log-log slope" in md and "Blender 5" in md and "not measured" not in md
+    assert "× Bullet" in md and "log-log slope" in md and "Blender 5" in md and "not measured" not in md
     assert (tmp_path / "contact_pile.png").exists()
