@@ -299,7 +299,8 @@ def test_cold_cache_warmup_leaves_nothing_to_compile_in_a_collision_scene(tmp_pa
     free, closure = cases["free"], cases["closure"]
     assert all(f["contact"] and not f["closures"] for f in free["facts"]) and free["facts"][0] == free["facts"][1]
     assert closure["facts"][0]["contact"] and closure["facts"][0]["closures"]
-    assert free["spaces"] == [["sparse"], ["dense"]], free  # the pile tree by tree, the chain in one piece
+    # the pile tree by tree (dense while its first contacts are on one box), the chain in one piece
+    assert "sparse" in free["spaces"][0] and free["spaces"][1] == ["dense"], free
     assert closure["spaces"] == [["sparse"]], closure  # (a closure's projection is the tree-by-tree form's)
     assert free["is_warm"] and closure["is_warm"]
     late = {rig: (round(sum(s for _, s in c["compiled_in_steps"]), 1), c["compiled_in_steps"])
