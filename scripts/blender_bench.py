@@ -6,7 +6,9 @@ against the object count, beside Blender's *Bake to Keyframes*).
     python scripts/blender_bench.py SUITE [--quick] [--out DIR] [--sim-time SECONDS]   # bpy wheel
 
 Writes the same ``DIR/SUITE.csv``, markdown and plots as ``python -m engine bench SUITE``
-(same CSV columns), plus a line in the markdown naming the Blender build it ran in.
+(same CSV columns), plus a line in the markdown naming the Blender build it ran in. The ``contact`` suite
+bakes its piles with Blender's own Rigid Body too, in this process (``bullet_pile.py``), as it does from
+``python -m engine bench contact`` wherever the ``bpy`` module is installed.
 Exits non-zero if the suite is unknown or the run fails.
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ LAYERS = (
     ("model", ("engine.model", "engine.algorithms", "engine.integrators", "engine.energy", "engine.random_tree",
                "engine.urdf")),
     ("parts", ("engine.forces", "engine.contact", "engine.maximal", "engine.control")),
-    ("scene", ("engine.stepper", "engine.scene", "engine.scene_drives", "engine.scene_file", "engine.scenes")),
+    ("scene", ("engine.stepper", "engine.scene", "engine.scene_contacts", "engine.scene_drives", "engine.scene_file", "engine.scenes")),
     ("solvers", ("engine.solvers",)),
     ("driver", ("engine.simulator", "engine.sim_checks", "engine.breaking")),
     ("apps", ("engine", "engine.__main__", "engine.apps", "engine.envs")),

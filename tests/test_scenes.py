@@ -77,3 +77,30 @@ def test_umbrella_opens_and_solvers_agree():
     assert engine.scenes.rib_angle(scene, traj["pcg"][-1]) > 1.0  # opened (rad from the downward vertical)
     assert sims["pcg"].stats.constraint_error < 1e-6
     assert max(sims["pcg"].stats.iterations) > 1  # the taut canopy couples neighbouring ribs
+
+
+def test_collision_scenes_by_name_fall_onto_what_they_should():
+    """engine.scenes' collision demos (docs/contact.md): a chain dropped onto the staircase mesh comes to lie on
+    the steps, no link deeper in a step or another link than 2 mm; the crate lands on the rope bridge's deck."""
+    assert {"chain_on_stairs", "crate_on_bridge", "box_stack", "box_pile"} <= set(engine.scenes.SCENE_NAMES)
+    with pytest.raises(ValueError, match="n"):
+        engine.scenes.chain_on_stairs("eight")
+    scene = engine.scenes.chain_on_stairs(8)
+    assert scene.has_contact and [c.name for c in scene.static_colliders] == ["stairs"]
+    sim = engine.Simulator(scene, "pcg", dt=1 / 48)
+    deepest = 0.0
+    for _ in range(96):
+        sim.step()
+        deepest = max(deepest, float(sim.contact.last.contacts.depth.max(initial=0.0)))
+    R, p = engine.link_poses(scene.model, sim.state.q)
+    assert deepest < 2e-3 and np.abs(sim.state.qd).max() < 1.0  # lying on the steps, nearly still
+    top = scene.metadata["steps"] * scene.metadata["rise"]
+    assert p[:, 2].max() < top + 0.1 and p[:, 2].min() > 0.0  # on the stairs, not above them nor through them
+    bridge = engine.scenes.crate_on_bridge()
+    sim = engine.Simulator(bridge, "pcg", dt=1 / 240)  # (the closure's step: test_collision_physics.py)
+    crate = bridge.model.body_index("crate")
+    sim.step(240)
+    R, p = engine.link_poses(bridge.model, sim.state.q)
+    centre = p[:30] + R[:30, :, 0] * 0.15  # plank centres (their joints at one end)
+    under = np.argmin(np.abs(centre[:, 0] - p[crate, 0]))
+    assert 0.2 < p[crate, 2] - centre[under, 2] < 0.4  # on the plank under it (0.325 m: half the crate, half a plank)

@@ -405,3 +405,20 @@ def test_shapes_are_drawn_where_they_are():
     assert np.allclose(ball.mean(axis=0), [0, 0, 1]) and np.allclose(np.ptp(ball, axis=0), 0.1)
     rod = f.box_vertices[16:24]
     assert np.allclose(np.ptp(rod, axis=0), [0.04, 0.04, 0.34])
+
+
+def test_collision_presets_draw_their_static_colliders():
+    """The staircase mesh is drawn as its own triangles, the rope bridge's two posts as boxes, the ground plane
+    not at all (polyscope's ground is under every scene)."""
+    from engine.apps.viewer.frame import static_geometry
+    from engine.scenes.collisions import staircase_mesh
+
+    stairs = session("chain_on_stairs", size=4)
+    V, F = static_geometry(stairs.scene)
+    assert F.shape == staircase_mesh(6)[1].shape and np.isfinite(V).all()
+    bridge = session("crate_on_bridge", size=30)
+    assert bridge.substeps == 4  # the preset's least (1/240 s steps)
+    V, F = static_geometry(bridge.scene)
+    assert F.shape == (24, 3) and V.shape == (16, 3)
+    assert np.allclose(np.ptp(V[:8], axis=0), (0.5, 1.4, 1.0))  # the near post
+    assert static_geometry(session("chain").scene)[1].shape == (0, 3)

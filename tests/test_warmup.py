@@ -1,5 +1,5 @@
 """engine.apps.warmup: the kernel groups a solver needs, progress and cancel, and the warm-cache stamp; on a cold
-cache (a subprocess), a bake step after the warm-up compiles nothing, also when a joint reaches its limit."""
+cache (a subprocess), a bake step after the warm-up compiles nothing, also when a joint reaches its limit or bodies collide."""
 import json
 import os
 import subprocess
@@ -19,7 +19,7 @@ def test_groups_per_solver_and_contact():
     assert len(names) == 3 and "PCG" in names[1]
     assert "DIRECT" in warmup.kernel_groups("direct")[1].name
     with_contact = warmup.kernel_groups("dense", contact=True, contact_method="cholesky")
-    assert len(with_contact) == 4 and "cholesky" in with_contact[-1].name
+    assert len(with_contact) == 5 and "cholesky" in with_contact[-1].name and "cholesky" in with_contact[-2].name
     with pytest.raises(ValueError, match="'baraff'"):
         warmup.kernel_groups("baraff")
 
@@ -32,7 +32,7 @@ def test_scene_facts_pick_the_step_the_bake_runs():
     without = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=False)]
     assert len(without) == 2 and "PCG step:" in without[1]
     assert [g.name for g in warmup.kernel_groups("pcg", contact=True, closures=False, limits=False)][1:] == [
-        "ground contact (minv)"]
+        "ground contact (minv)", "contact between bodies and with mesh colliders (minv)"]
     limited = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=True)]
     assert len(limited) == 2 and "joint limits" in limited[1]
     assert len(warmup.kernel_groups("pcg", closures=False)) == 3  # limits not known: with and without
@@ -40,12 +40,15 @@ def test_scene_facts_pick_the_step_the_bake_runs():
     assert "joint limits" in warmup.kernel_groups("pcg", closures=True)[1].name
     assert "joint limits" not in warmup.kernel_groups("pcg", closures=True, limits=False)[1].name
     assert warmup._stamp_key("pcg", False, "minv", closures=True, limits=False) == "pcg/closures/no-limits"
-    assert len(warmup.kernel_groups("pcg", contact=True)) == 4
+    assert len(warmup.kernel_groups("pcg", contact=True)) == 5
     bridge = engine.scenes.bridge(7, 0)
     assert warmup.scene_facts(bridge) == {"contact": False, "closures": True, "limits": False, "body_damping": False}
     chain = engine.scenes.chain(3)
     chain.set_body_damping(0.1)
     assert warmup.scene_facts(chain) == {"contact": False, "closures": False, "limits": False, "body_damping": True}
+    # a static collider alone is contact too (no ground, no body contacts)
+    chain.add_static_collider("step", {"type": "box", "size": (1.0, 1.0, 0.2)}, position=(0, 0, -3.0))
+    assert warmup.scene_facts(chain)["contact"] is True
 
 
 @pytest.fixture()
@@ -121,19 +124,29 @@ for facts in ({"closures": False, "limits": True, "contact": True}, {"closures":
             row["gripping"] = int(np.sum(np.hypot(lam[1::3], lam[2::3]) > 0))
             row["friction"] = float(np.min(c.friction, initial=np.inf))
         out.append(row)
-print("RESULT " + json.dumps(out), flush=True)
+spaces = []
+for articulated, closure in ((True, False), (False, False), (True, True)):  # the body-contact group's scenes
+    sim = warmup._step(warmup._boxes_on_a_mesh(articulated, closure), "pcg", contact_method="minv")
+    last = sim.contact.last
+    pairs = last.contacts.other_bodies() >= 0
+    spaces.append({"articulated": articulated, "closure": closure, "space": last.space,
+                   "closure_rows": sim.contact.closure_rows is not None,
+                   "pair_contacts": int(np.sum(pairs)), "pushing": int(np.sum(last.impulses[0::3] > 0))})
+print("RESULT " + json.dumps({"groups": out, "spaces": spaces}), flush=True)
 """
 
 
 def test_each_group_makes_the_stages_it_compiles_solve():
-    """The hinge of a group with limits starts on its bound moving into it; the contact group's lowest boxes
-    touch the ground with friction, so its PGS runs with sticking or sliding contacts."""
+    """The hinge of a group with limits starts on its bound moving into it; the contact groups' lowest boxes
+    touch the ground (or the mesh floor, and each other) with friction, so their PGS runs with sticking or
+    sliding contacts, in each contact space."""
     env = dict(os.environ, ENGINE_DISABLE_JIT="1")
     proc = subprocess.run([sys.executable, "-c", ACTIVE, str(ROOT)], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=600)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stdout + proc.stderr
-    rows = json.loads(lines[-1][len("RESULT "):])
+    result = json.loads(lines[-1][len("RESULT "):])
+    rows = result["groups"]
     for facts in ({"closures": False, "limits": True, "contact": True}, {"closures": True, "limits": None, "contact": True},
                   {"closures": None, "limits": None}):
         mine = [r for r in rows if r["facts"] == facts]
@@ -141,6 +154,12 @@ def test_each_group_makes_the_stages_it_compiles_solve():
         assert all(r["limit_impulse"] > 0 for r in mine if "limit_impulse" in r), mine
         assert all(r["pushing"] > 0 and r["gripping"] > 0 and r["friction"] > 0 for r in mine if "pushing" in r), mine
         assert any("pushing" in r for r in mine) == facts.get("contact", False), mine
+    # bodies against bodies and the mesh floor: one articulation in the dense space, several tree by tree, and
+    # with a loop closure tree by tree projected onto it; in each, boxes touching each other and pushing
+    spaces = {(c["articulated"], c["closure"]): c for c in result["spaces"]}
+    assert [spaces[k]["space"] for k in ((True, False), (False, False), (True, True))] == ["dense", "sparse", "sparse"]
+    assert spaces[(True, True)]["closure_rows"] and not spaces[(True, False)]["closure_rows"]
+    assert all(c["pair_contacts"] > 0 and c["pushing"] > 0 for c in spaces.values()), spaces
 
 
 # On an empty numba cache: the add-on's warm-up for a scene's facts, then that scene's bake steps, with numba's
@@ -223,3 +242,67 @@ def test_cold_cache_warmup_leaves_nothing_to_compile_when_a_joint_reaches_its_li
     late = {json.dumps(c["facts"]): (round(sum(s for _, s in c["compiled_in_steps"]), 1), c["compiled_in_steps"])
             for c in cases if c["compiled_in_steps"]}
     assert not late, f"compiled during the steps after the warm-up (CPU s, kernels) per warm-up facts: {late}"
+
+
+# On an empty numba cache: the warm-up for a collision scene's facts, then its steps, with numba's compile events
+# recorded. argv[2] "free": a pile of boxes on a mesh floor (tree by tree) and a chain on a mesh staircase (one
+# articulation: the dense contact space), warmed up once for their facts (the same); "closure": the crate dropped on
+# the rope bridge (a loop closure: the contact responses projected onto it).
+COLD_CONTACT = r"""
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/scripts", sys.argv[1] + "/scripts/studies"]
+from compile_profile import CompileRecorder, install
+recorder = CompileRecorder()
+install(recorder)
+import numpy as np
+import engine
+from engine.apps import warmup
+from engine.scenes.collisions import box_pile, chain_on_stairs, crate_on_bridge
+
+scenes = [box_pile(12), chain_on_stairs(6)] if sys.argv[2] == "free" else [crate_on_bridge()]
+facts = [warmup.scene_facts(s) for s in scenes]
+warmup.compile_kernels("pcg", **facts[0])
+start = len(recorder.records)
+touching = []
+for scene in scenes:  # (the bridge's closure at 1/240 s: tests/test_collision_physics.py)
+    sim = engine.Simulator(scene, "pcg", dt=1.0 / 48.0 if sys.argv[2] == "free" else 1.0 / 240.0)
+    spaces = set()
+    for _ in range(48 if sys.argv[2] == "free" else 150):
+        sim.step()
+        if len(sim.contact.last.contacts):
+            spaces.add(sim.contact.last.space)
+    touching.append(sorted(spaces))
+late = [(name, round(incl, 2)) for name, _, incl, _, depth in recorder.records[start:] if depth == 0]
+print("RESULT " + json.dumps({"facts": facts, "spaces": touching, "is_warm": warmup.is_warm("pcg", **facts[0]),
+                              "compiled_in_steps": late}), flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not engine.JIT_ENABLED, reason="without numba nothing compiles")
+def test_cold_cache_warmup_leaves_nothing_to_compile_in_a_collision_scene(tmp_path):
+    procs = [subprocess.Popen([sys.executable, "-c", COLD_CONTACT, str(ROOT), rig], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=dict(
+                                  os.environ, NUMBA_CACHE_DIR=str(tmp_path / rig), PYTHONUNBUFFERED="1"))
+             for rig in ("free", "closure")]  # (side by side: each is a cold compile of minutes)
+    cases = {}
+    try:
+        for rig, proc in zip(("free", "closure"), procs):
+            out, _ = proc.communicate(timeout=2400)
+            lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+            assert proc.returncode == 0 and lines, out[-3000:]
+            cases[rig] = json.loads(lines[-1][len("RESULT "):])
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    free, closure = cases["free"], cases["closure"]
+    assert all(f["contact"] and not f["closures"] for f in free["facts"]) and free["facts"][0] == free["facts"][1]
+    assert closure["facts"][0]["contact"] and closure["facts"][0]["closures"]
+    # the pile tree by tree (dense while its first contacts are on one box), the chain in one piece
+    assert "sparse" in free["spaces"][0] and free["spaces"][1] == ["dense"], free
+    assert closure["spaces"] == [["sparse"]], closure  # (a closure's projection is the tree-by-tree form's)
+    assert free["is_warm"] and closure["is_warm"]
+    late = {rig: (round(sum(s for _, s in c["compiled_in_steps"]), 1), c["compiled_in_steps"])
+            for rig, c in cases.items() if c["compiled_in_steps"]}
+    assert not late, f"compiled during the steps after the warm-up (CPU s, kernels) per rig: {late}"

@@ -4,7 +4,8 @@ On a cold cache the first step of a scene spends most of a minute inside numba
 with nothing to show for it. ``compile_kernels`` does that work up front, group
 by group, on a tiny model that goes through the same public entry points a bake
 does (``link_poses``, ``Simulator.step`` with joint springs, springs,
-cables and moving loads, then loop closures, joint limits, ground contact), so every
+cables and moving loads, then loop closures, joint limits, contact with the ground, between bodies and with
+mesh colliders), so every
 kernel gets the argument types it will see later and lands in numba's on-disk
 cache. A stage that only solves when something is active (a joint on its bound,
 a box on the ground) is compiled on a tiny scene where it is: the hinge starts
@@ -183,13 +184,68 @@ def _limits(solver: str, body_damping: bool | None = None):
 
 
 def _contact(solver: str, method: str, body_damping: bool | None = None, forces: bool = False):
-    """Ground contact with friction (μ = 0.8): the lowest boxes start touching the ground, so the contact
+    """Ground contact with friction (μ = 0.8): the free box starts touching the ground, so the contact
     stage builds its contact space and runs its PGS in both steps."""
     scene = _tiny_scene(shapes=True, body_damping=body_damping)
     if forces:
         _add_forces(scene)
-    scene.set_ground(1.75, friction=0.8)  # the lowest boxes start touching it
+        scene.set_pair(0, rest_length=1.5)  # the spring to the free box pushes it into the ground (not off it)
+    R, p = link_poses(scene.model, scene.q0)
+    loose = scene.model.body_index("loose")  # (the chain swings on its springs; the free box lies still)
+    lowest = float(p[loose, 2] - 0.1 * np.abs(R[loose, 2, :]).sum())  # its lowest corner
+    scene.set_ground(lowest + SINK, friction=0.8, bodies=["loose"])  # it starts SINK deep in the ground
     return _step(scene, solver, contact_method=method, contact_options={"margin": 0.1})
+
+
+BOX = 0.2  # m: the contact scenes' cubes
+SINK = 0.002  # m: how deep they start in the floor and in each other (beyond the stabilization's 1 mm)
+
+
+def _boxes_on_a_mesh(articulated: bool, closure: bool = False, body_damping: bool | None = None) -> Scene:
+    """Three cubes on a mesh floor (two triangles), each SINK deep in the floor or in the cube below, body
+    contacts on: ``articulated``, one articulation (a free cube, a cube hinged beside it and one hinged above
+    both, touching its grandparent: all contacts on one tree, the dense contact space); otherwise three free
+    cubes (one tree each: the tree-by-tree space). ``closure`` pins the hinged cube to the world (the contact
+    responses projected onto the closure). Deeper than the stabilization's depth, so the steps project too."""
+    h = 0.5 * BOX - SINK
+    b = ModelBuilder()
+    kw = {"mass": 1.0, "inertia": (0.007, 0.007, 0.007), "shape": {"type": "box", "size": (BOX,) * 3, "friction": 0.8}}
+    b.add_body("base", joint="free", joint_name="base", **kw)
+    if articulated:
+        b.add_body("side", parent="base", joint="revolute", axis=(0, 1, 0), joint_origin=(BOX - SINK, 0, 0),
+                   joint_name="side", **kw)
+        b.add_body("over", parent="side", joint="revolute", axis=(0, 1, 0), joint_origin=(-0.5 * BOX, 0, BOX - SINK),
+                   joint_name="over", **kw)
+    else:
+        b.add_body("side", joint="free", joint_origin=(BOX - SINK, 0, 0), joint_name="side", **kw)
+        b.add_body("over", joint="free", joint_origin=(0.5 * BOX, 0, BOX - SINK), joint_name="over", **kw)
+    model = b.finalize()
+    q0 = model.neutral_q()
+    q0[2] = h  # the free base cube's height (its position is its first three coordinates)
+    if not articulated:
+        for name in ("side", "over"):  # (a free joint's position is relative to its joint origin)
+            q0[model.q_slice(name).start + 2] = h
+    scene = Scene(model, name="warmup contact", q0=q0)
+    if body_damping is not False:
+        scene.body_damping[:] = 0.01
+    floor = np.array([(-2.0, -2.0, 0.0), (2.0, -2.0, 0.0), (2.0, 2.0, 0.0), (-2.0, 2.0, 0.0)])
+    scene.add_static_collider("floor", {"type": "mesh", "vertices": floor, "triangles": [(0, 1, 2), (0, 2, 3)]},
+                              friction=0.8)
+    scene.set_body_contacts(friction=0.8)
+    if closure:
+        R, p = link_poses(model, q0)
+        scene.add_loop_closure("side", -1, p[model.body_index("side")], kind="point", name="pin")
+    return scene
+
+
+def _body_contact(solver: str, method: str, body_damping: bool | None = None, closures: bool | None = None):
+    """Bodies against bodies and a mesh collider, in each form the contact stage solves them: one
+    articulation (dense), several (tree by tree), and, unless the scene has no closures, one with a loop
+    closure; each with the stabilization's projection."""
+    variants = [(True, False), (False, False)] + ([(True, True)] if closures is not False else [])
+    for articulated, closure in variants:
+        sim = _step(_boxes_on_a_mesh(articulated, closure, body_damping), solver, contact_method=method)
+    return sim
 
 
 def _dynamics_api() -> None:
@@ -226,7 +282,7 @@ def scene_facts(scene: Scene) -> dict:
     (limits: finite joint bounds, which ``Simulator`` enforces unless told not to)."""
     from ..solvers.stages.joint_limits import JointLimits
 
-    return {"contact": scene.ground is not None or scene.body_contact is not None,
+    return {"contact": scene.has_contact,
             "closures": len(scene.loop_closures) > 0, "limits": JointLimits.needed(scene.model),
             "body_damping": bool(np.any(np.asarray(scene.body_damping) != 0.0))}
 
@@ -234,8 +290,9 @@ def scene_facts(scene: Scene) -> dict:
 def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
                   closures: bool | None = None, limits: bool | None = None,
                   body_damping: bool | None = None) -> list[KernelGroup]:
-    """The groups a bake with ``solver`` ("pcg", "direct", "dense") runs, in order; ground contact
-    (``contact_method`` "minv" or "cholesky") only when ``contact``.
+    """The groups a bake with ``solver`` ("pcg", "direct", "dense") runs, in order; contact (``contact_method``
+    "minv", "cholesky" or "impulse": the ground, then bodies against bodies and mesh colliders in the dense
+    and the tree-by-tree contact space, with closures unless ``closures`` is False) only when ``contact``.
 
     closures: the scene has loop closures (True: only the step with closures is compiled; False: only
     the steps without; None, not known: both). limits: enforced joint limits (True: the limit stage
@@ -267,6 +324,8 @@ def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method:
     if contact:
         groups.append(KernelGroup(f"ground contact ({contact_method})",
                                   lambda: _contact(solver, contact_method, body_damping, forces=closures is False)))
+        groups.append(KernelGroup(f"contact between bodies and with mesh colliders ({contact_method})",
+                                  lambda: _body_contact(solver, contact_method, body_damping, closures)))
     return groups
 
 

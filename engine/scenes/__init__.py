@@ -5,7 +5,8 @@ the thesis's benchmark scenes (``bridge``, ``umbrella``, ``tree``), and the
 stable-PD characters (``humanoid``, ``dog``, ``snake``; seed 001, Table 1), and
 the seed-002 bar mechanisms in the xy plane (``serial_arm_2d``, ``binary_tree_2d``,
 ``four_bar_2d``, ``closed_chain_2d``), and the seed-004 ``centipede`` walking on the ground, and the seed-003 linkages ``strandbeest`` and
-``trike`` (motors for the ``hard-constraints`` solver).
+``trike`` (motors for the ``hard-constraints`` solver), and the collision scenes (``chain_on_stairs``,
+``crate_on_bridge``, ``box_stack``, ``box_pile``: things falling on things, ``engine.contact``).
 All in SI units with the engine's conventions (Z up, gravity −9.81 m/s²).
 """
 from __future__ import annotations
@@ -21,11 +22,13 @@ _MODULES = {"bridge": "bridge", "centipede": "centipede", "strandbeest": "linkag
             "dog": "characters", "humanoid": "characters", "snake": "characters", "binary_tree_2d": "planar",
             "closed_chain_2d": "planar", "four_bar_2d": "planar", "serial_arm_2d": "planar", "chain": "simple",
             "four_bar": "simple", "hanging_chain": "simple", "pendulum": "simple", "rope": "simple",
-            "tumbling_top": "simple", "tree": "tree", "rib_angle": "umbrella", "umbrella": "umbrella"}
+            "tumbling_top": "simple", "tree": "tree", "rib_angle": "umbrella", "umbrella": "umbrella",
+            "chain_on_stairs": "collisions", "crate_on_bridge": "collisions", "box_stack": "collisions",
+            "box_pile": "collisions"}
 
 __all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle", "tree", "humanoid", "dog", "snake",
            "serial_arm_2d", "binary_tree_2d", "four_bar_2d", "closed_chain_2d", "centipede", "strandbeest", "trike",
-           "tumbling_top", "hanging_chain", "rope"]
+           "tumbling_top", "hanging_chain", "rope", "chain_on_stairs", "crate_on_bridge", "box_stack", "box_pile"]
 # the scene constructors (``__all__`` also exports ``rib_angle``, the umbrella's measure of how far it opened)
 SCENE_NAMES = tuple(name for name in __all__ if name != "rib_angle")
 

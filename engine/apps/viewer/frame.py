@@ -1,5 +1,6 @@
 """What the viewer draws, as plain arrays (no window): body boxes, joints, springs and cables with
-their tension, loop closures and moving loads (the bridge's car) at a configuration q.
+their tension, loop closures and moving loads (the bridge's car) at a configuration q; and, fixed, the
+static colliders (``static_geometry``: mesh colliders as their triangles, convex ones as their boxes).
 
 Bodies are drawn as boxes. A body's ``shape`` decides it: a box shape is drawn as
 it is (``size``, ``center`` and ``rotation`` in the link frame), a sphere as its
@@ -100,6 +101,33 @@ def scene_shapes(scene: Scene) -> SceneShapes:
         movable[i] = model.joint_nv[i] > 0 or (p >= 0 and movable[p])
     tension_only = np.array([pair[7] for pair in scene.pairs], dtype=bool)
     return SceneShapes(half, centers, axes, faces, movable, np.flatnonzero(model.joint_nv > 0), tension_only)
+
+
+def static_geometry(scene: Scene):
+    """(vertices (v, 3), triangles (t, 3)) of the scene's static colliders in world coordinates: a mesh
+    collider's own triangles, a convex collider's parts as their bounding boxes (as bodies are drawn); a plane
+    is the viewer's ground. Empty arrays when there is none."""
+    verts, faces = [], []
+    count = 0
+    for collider in getattr(scene, "static_colliders", ()):
+        if collider.mesh is not None:
+            parts = [(np.asarray(collider.mesh.vertices, float), np.asarray(collider.mesh.triangles, np.int64))]
+        else:
+            parts = []
+            for shape in collider.parts:
+                half = np.asarray(shape.half, float) if shape.kind == BOX else np.full(3, float(shape.radius))
+                if shape.kind != BOX and shape.vertices is not None:  # a hull: its extent along the shape axes
+                    local = (np.asarray(shape.vertices, float) - shape.center) @ shape.rotation
+                    half = np.abs(local).max(axis=0)
+                corners = shape.center + (CUBE_CORNERS * np.maximum(half, 0.5 * MIN_EDGE)) @ np.asarray(shape.rotation).T
+                parts.append((corners, CUBE_FACES))
+        for v, f in parts:
+            verts.append(v)
+            faces.append(f + count)
+            count += len(v)
+    if not verts:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64)
+    return np.vstack(verts), np.vstack(faces)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """Polyscope structures for a viewer session: body boxes (one mesh), joints (points), springs and
-cables (a curve network coloured by tension), loop closures, moving loads (the car), the drag.
+cables (a curve network coloured by tension), loop closures, moving loads (the car), the drag, and the
+static colliders (one fixed mesh: stairs, posts, floors).
 
 ``SceneRenderer(session)`` registers them (``build``, again after a rebuild) and
 ``update()`` moves them to the session's current state. The ground is
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import polyscope as ps
 
+from .frame import static_geometry
 from .session import ViewerSession
 
 BODY_COLOR = (0.22, 0.45, 0.85)       # steel blue; tests look for it in screenshots
@@ -22,7 +24,9 @@ SLACK_COLOR = np.array([0.62, 0.62, 0.62])   # cables without tension
 LOW_TENSION = np.array([1.00, 0.80, 0.35])   # → HIGH_TENSION as tension reaches the largest seen so far
 HIGH_TENSION = np.array([0.75, 0.00, 0.00])
 
+STATIC_COLOR = (0.55, 0.55, 0.52)
 BODIES, JOINTS, PAIRS, CLOSURES, DRAG = "bodies", "joints", "springs and cables", "loop closures", "drag"
+STATICS = "static colliders"
 
 
 def tension_colors(tension: np.ndarray, tension_only: np.ndarray, scale: float) -> np.ndarray:
@@ -46,7 +50,8 @@ class SceneRenderer:
         self.version = s.scene_version
         f = s.frame()
         self.max_tension = float(np.abs(f.tension).max(initial=0.0))
-        pts = [f.box_vertices, f.pair_a, f.pair_b, f.closure_a, f.joints]
+        static_v, static_f = static_geometry(s.scene)
+        pts = [f.box_vertices, f.pair_a, f.pair_b, f.closure_a, f.joints, static_v]
         allp = np.concatenate([p for p in pts if len(p)])
         lo, hi = allp.min(axis=0), allp.max(axis=0)
         pad = 0.05 * max(np.linalg.norm(hi - lo), 1e-3)
@@ -56,6 +61,8 @@ class SceneRenderer:
         ps.set_length_scale(float(np.linalg.norm(hi - lo)))
         self.bodies = ps.register_surface_mesh(BODIES, f.box_vertices, s.shapes.faces, color=BODY_COLOR,
                                                smooth_shade=False, edge_width=0.0)
+        self.statics = (ps.register_surface_mesh(STATICS, static_v, static_f, color=STATIC_COLOR, smooth_shade=False,
+                                                 edge_width=0.0) if len(static_f) else None)
         self.joints = (ps.register_point_cloud(JOINTS, f.joints, radius=0.004, color=JOINT_COLOR)
                        if len(f.joints) else None)
         m = len(f.tension)

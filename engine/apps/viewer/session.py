@@ -48,13 +48,15 @@ STANDARD_GRAVITY = 9.81  # m/s²: the drag force is at most drag_max_weights × 
 
 @dataclass(frozen=True)
 class ScenePreset:
-    """A built-in scene: ``build(size, car_mass)``; ``size`` means ``size_label``."""
+    """A built-in scene: ``build(size, car_mass)``; ``size`` means ``size_label``; ``substeps``: the fewest
+    solver steps per 1/60 s frame it runs stably with (the session takes at least these)."""
 
     build: Callable[[int | None, float], Scene]
     default_size: int | None = None
     size_range: tuple[int, int] = (1, 1)
     size_label: str = ""
     has_car: bool = False
+    substeps: int = 1
 
 
 def _no_size(factory):
@@ -70,6 +72,9 @@ SCENES: dict[str, ScenePreset] = {
     "pendulum": ScenePreset(_no_size(scenes.pendulum)),
     "four_bar": ScenePreset(_no_size(scenes.four_bar)),
     "centipede": ScenePreset(lambda n, car: scenes.centipede(n), 10, (1, 250), "segments"),
+    "chain_on_stairs": ScenePreset(lambda n, car: scenes.chain_on_stairs(n), 20, (2, 100), "links"),
+    # (the bridge's loop closure needs about 1/240 s once the deck moves, docs/contact.md; shorter bridges diverge)
+    "crate_on_bridge": ScenePreset(lambda n, car: scenes.crate_on_bridge(n), 30, (30, 60), "planks", substeps=4),
 }
 
 
@@ -195,6 +200,8 @@ class ViewerSession:
     def _build(self) -> None:
         """Build the scene from source and params (state back to q0)."""
         scene = build_scene(self.source, self.params)
+        if self.source.kind == "preset":
+            self.substeps = max(self.substeps, available_scenes()[self.source.name].substeps)
         base_gravity = scene.model.gravity.copy()
         if not self.gravity:
             scene.model = scene.model.with_gravity((0.0, 0.0, 0.0))

@@ -31,14 +31,9 @@ Such closures (every joint on both tree paths to their common ancestor a hinge
 parallel to the closure's axis) become *pins*: the 2 in-plane point rows only.
 A 1e-12 relative regularization of the diagonal guards against round-off.
 
-Contacts (the ground, static colliders, bodies among themselves: found by the same detection as every
-other solver's, ``engine.contact.handler.scene_detector``): after step 1, each penetrating or approaching
-contact in turn gets an impulse that brings its normal velocity to the shared target (speculative for
-an open gap, Baumgarte push-out, restitution; ``normal_targets``) and, within the friction cone, stops
-its sliding, while the joints keep their velocities: the 3 contact rows (on one body, or on two: the
-relative velocity) are appended to the factored joint system with Appendix C (``factor_augment``),
-symmetric for sticking, asymmetric (λ_t = −μ λ_n ŝ) for sliding. A few sweeps over the contacts make
-them consistent.
+Contacts (the ground, static colliders, bodies among themselves; the detection every solver shares):
+after step 1, each penetrating or approaching contact in turn gets an impulse on the factored joint
+system (Appendix C), ``hard_contacts.py``.
 """
 from __future__ import annotations
 
@@ -52,8 +47,6 @@ import scipy.sparse.csgraph
 from ..stages.joint_limits import refuse_limits
 from ..stages.prescribed import refuse_drives
 from ...algorithms.kinematics import link_poses
-from ...contact.handler import ContactMemory, normal_targets, scene_detector
-from ...contact.jacobian import tangent_basis
 from ...energy import energy
 from ...errors import ModelError, SimulationError
 from ...joints import JOINT_FLOATS, JOINT_FREE_ROTATIONS, JOINT_FREE_TRANSLATIONS, JOINT_TYPE_NAMES
@@ -63,6 +56,7 @@ from ...spatial import rotation_exp, skew
 from ...stepper import StepStats
 from ..linalg.factor_augment import LDLFactor
 from ..linalg.sparse_ldl import SparseLDL
+from .hard_contacts import ImpulseContacts
 
 INTEGRATORS = ("verlet", "symplectic")
 BALL, HINGE, WELD, MOTOR, PIN = "ball", "hinge", "weld", "motor", "pin"
@@ -427,11 +421,8 @@ class HardConstraintStepper:
         self.dt, self.integrator, self.tol, self.max_iter = float(dt), integrator, float(tol), int(max_iter)
         self.system = HardConstraintSystem(scene, list(motors) + list(scene.metadata.get("motors", ())))
         self.gravity = np.array(self.model.gravity, float)
-        self.contact_sweeps = int(contact_sweeps)
-        options = dict(contact or {})
-        self._contact_margin = float(options.get("margin") or 0.02)
-        self._detector = scene_detector(scene, self._contact_margin) if scene.has_contact else None
-        self._memory = ContactMemory()
+        self.contacts = (ImpulseContacts(scene, self.system, self.dt, dict(contact or {}).get("margin") or 0.02,
+                                         int(contact_sweeps)) if scene.has_contact else None)
         self._state = None  # (R, x, v, w) in maximal coordinates, and the (q, q̇) it was returned as
         self.stats = StepStats()
         self.seconds = {"correction": 0.0, "contact": 0.0}
@@ -473,9 +464,9 @@ class HardConstraintStepper:
         Minv = sys.inverse_mass(R)
         factor = sys.factor(J, Minv)
         u = self._project(J, Minv, factor, np.hstack([v_p, w_p]).reshape(-1), sys.rates())
-        if self._detector is not None:
+        if self.contacts is not None:
             t0 = time.perf_counter()
-            u = self._contacts(R, x, J, Minv, factor, u)
+            u = self.contacts.resolve(R, x, J, Minv, factor, u)
             self.seconds["contact"] += time.perf_counter() - t0
         v_p, w_p = u.reshape(-1, 6)[:, :3].copy(), u.reshape(-1, 6)[:, 3:].copy()
         # 2. positions, with the joint correction: the step's factor of J M⁻¹ Jᵀ is reused by every
@@ -556,59 +547,3 @@ class HardConstraintStepper:
         """u + M⁻¹Jᵀμ with (J M⁻¹ Jᵀ) μ = ċ − J u: the velocity constraints hold."""
         mu = factor.solve(rates - J @ u)
         return u + Minv @ (J.T @ mu)
-
-    # --------------------------------------------------------------- contact
-    def _contacts(self, R, x, J, Minv, factor, u):
-        """Contacts one at a time on the factored joint system (Appendix C); returns new u."""
-        h, sys = self.dt, self.system
-        R_l, p_l = sys.link_poses_of(R, x)
-        w = u.reshape(-1, 6)
-        R_end, x_end = rotation_exp(h * w[:, 3:]) @ R, x + h * w[:, :3]  # where the free motion goes: the sweep
-        found = self._detector.detect(R_l, p_l, *sys.link_poses_of(R_end, x_end))
-        if len(found) == 0:
-            self._memory.clear()
-            return u
-        n6 = u.shape[0]
-        tangents = tangent_basis(found.normal)
-        other = found.other_bodies()
-        rows = []
-        for c in range(len(found)):
-            Jc = np.zeros((3, n6))
-            for body, sign in ((int(found.body[c]), 1.0), (int(other[c]), -1.0)):
-                if body < 0:
-                    continue
-                r = found.point[c] - x[body]
-                for k, d in enumerate((found.normal[c], tangents[c, 0], tangents[c, 1])):
-                    Jc[k, 6 * body:6 * body + 3] += sign * d
-                    Jc[k, 6 * body + 3:6 * body + 6] += sign * np.cross(r, d)
-            rows.append(Jc)
-        u_free = np.array([Jc[0] @ u for Jc in rows])
-        lam0, came_in = self._memory.recall(found.feature)
-        target, speed = normal_targets(found.depth, u_free, found.restitution, came_in, h, 0.2, 2e-4, 0.1)
-        JMinv = J @ Minv
-        total = np.zeros((len(found), 3))
-        for _ in range(self.contact_sweeps):
-            for c in range(len(found)):
-                Jc = rows[c]
-                uc = Jc @ u
-                if uc[0] >= target[c] - 1e-12:
-                    continue  # not approaching faster than the target allows: no impulse
-                A12 = np.asarray(JMinv @ Jc.T)          # J M⁻¹ J_cᵀ (joint rows × 3)
-                A22 = Jc @ (Minv @ Jc.T)
-                if A22[0, 0] <= 1e-12 * max(1.0, np.abs(A22).max()):
-                    continue  # nothing can move along this contact (both sides welded)
-                b2 = np.array([target[c] - uc[0], -uc[1], -uc[2]])
-                lam_j, lam_c = factor.augment(A12, A12.T, A22).solve(np.zeros(J.shape[0]), b2)  # sticking
-                mu = found.friction[c]
-                if np.hypot(lam_c[1], lam_c[2]) > mu * lam_c[0]:  # sliding: λ_t = −μ λ_n ŝ (asymmetric rows)
-                    slip = uc[1:] / max(np.linalg.norm(uc[1:]), 1e-12)
-                    A21 = np.vstack([A12.T[0], np.zeros((2, J.shape[0]))])
-                    A22s = np.array([A22[0], [mu * slip[0], 1.0, 0.0], [mu * slip[1], 0.0, 1.0]])
-                    lam_j, lam_c = factor.augment(A12, A21, A22s).solve(np.zeros(J.shape[0]),
-                                                                        np.array([target[c] - uc[0], 0.0, 0.0]))
-                if lam_c[0] <= 0.0:
-                    continue
-                total[c] += lam_c
-                u = u + Minv @ (J.T @ lam_j + Jc.T @ lam_c)
-        self._memory.keep(found.feature, total, speed)
-        return u
