@@ -39,9 +39,13 @@ def test_guard_budget_follows_the_joint_dampers():
 
 
 def test_guard_is_off_where_it_does_not_apply():
+    """Implicit Euler's guard ("cap", issue #22) stays off on loop closures (and contact, limits); the default
+    step's budget ("hold", issue #31) applies there too; energy_guard=False turns either off."""
     from engine.scenes import rope
-    assert Simulator(rope(8, end="pinned"), "pcg", dt=1 / 30)._stepper._energy_guard is None  # loop closure
+    assert Simulator(rope(8, end="pinned"), "pcg", dt=1 / 30, integrator="euler")._stepper._energy_guard is None
+    assert Simulator(rope(8, end="pinned"), "pcg", dt=1 / 30)._stepper._energy_guard.policy == "hold"
     assert Simulator(hanging_chain(4), "pcg", dt=1 / 30, energy_guard=False)._stepper._energy_guard is None
+    assert Simulator(hanging_chain(4), "pcg", dt=1 / 30, integrator="euler")._stepper._energy_guard.policy == "cap"
 
 
 def test_512_link_chain_is_stable_at_30_hz():
@@ -55,7 +59,7 @@ def _stepper_with_spring():
     sc = hanging_chain(8, damping=0.3)
     z = sc.world_point(3, np.array([0.0, 0.0, -0.1]))
     sc.add_spring(3, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e3, name="side")
-    return sc, Simulator(sc, "direct", dt=1 / 30, newton_iterations=8)._stepper
+    return sc, Simulator(sc, "direct", dt=1 / 30, integrator="euler", newton_iterations=8)._stepper
 
 
 def test_incremental_potential_gradient_matches_finite_differences():
@@ -82,7 +86,8 @@ def test_newton_on_the_incremental_potential_converges():
     rng = np.random.default_rng(2)
     q, qd = rng.uniform(-1, 1, 8), rng.uniform(-3, 3, 8)
     control = sc.control(0.0)
-    linear = Simulator(sc, "direct", dt=1 / 30)._stepper.step(State(q.copy(), qd.copy(), 0.0), control).qd
+    linear = Simulator(sc, "direct", dt=1 / 30, integrator="euler")._stepper.step(State(q.copy(), qd.copy(), 0.0),
+                                                                                 control).qd
     out = st.step(State(q.copy(), qd.copy(), 0.0), control).qd
     ip = st._newton
     assert ip.iterations >= 1 and not ip.line_search_failed and ip.decrement <= ip.etol
@@ -111,10 +116,11 @@ def test_guard_energy_equals_the_evaluators(extra):
     control = sc.control(0.0)
     assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
                                                            rel=1e-12, abs=1e-9)
-    # the one-call pcg step's own E(q, q̇) and E(q⁺, q̇⁺) (before the guard may scale q̇⁺: qd_guess)
+    # the one-call pcg step's own E(q, q̇), E(q⁺, q̇⁺) and T(q⁺, q̇⁺) (before the guard may scale q̇⁺: qd_guess)
     assert st._one_call
     out = st.step(State(q.copy(), qd.copy(), 0.0), control)
-    e0, e1 = st._energies
+    e0, e1, kin, _ = st._energies
+    assert kin == pytest.approx(kinetic_energy(sc.model, out.q, st.qd_guess), rel=1e-12, abs=1e-12)
     assert e0 == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws), rel=1e-12, abs=1e-9)
     assert e1 == pytest.approx(st.forces.energy(State(out.q, st.qd_guess, 0.0), control, st.ws), rel=1e-12,
                                abs=1e-9)

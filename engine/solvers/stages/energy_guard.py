@@ -1,22 +1,40 @@
-"""Energy guard of the RedMax step on passive scenes (issue #22): a step may not create energy.
+"""The energy budget of a step (issues #22 and #31): a step may not create energy, and with
+``policy="hold"`` it may not lose any the physics does not take either.
 
-Why: on a long chain (512 links at 1/30 s, docs/results/chains.md) parts of the chain go into
-compression — it buckles, the potential is locally concave — and whipping waves reach hundreds of
-rad/s at the free end. Implicit Euler, linearly implicit (Eq. 2.13) or fully implicit
-(``incremental_potential.py``), is energy-dissipative only for convex potentials: in a concave
-direction with rate λ (s⁻²) a step gains about ½ λ h² |v|², and at hλ ≫ 1 that gain compounds
-into divergence. Over one step the control is held (joint rest values, point forces and moving
-loads at the step's start; each has a potential), so the scene is passive during the step and
-its energy E = T + V cannot grow; after the step, if
-E(q⁺, q̇⁺) > E(q, q̇), the step's rates are scaled so that E(q⁺, q̇⁺) = E(q, q̇) (all of q̇⁺, so
-the direction of motion is kept; q⁺ is not touched: if V(q⁺) alone exceeds the budget, q̇⁺ = 0). The dissipation the step already had is
-left alone: the guard removes only energy the discretization created.
+Why a budget: over one step the control is held (joint rest values, point forces and moving loads at the
+step's start; each has a potential), so the scene is passive during the step and its energy E = T + V can
+only fall by what the dampers take. The budget is that energy: the state's energy at the start of a run,
+minus what the dampers remove each step, plus what a change of the control between steps adds (a
+controller, a moving load), minus what contact and joint-limit impulses take (inelastic stops, friction).
 
-Applies only to scenes without loop closures, contact and joint limits (their velocity
-projections come after the solve); ``clamped_steps`` counts the steps it changed. Controllers
-and moving loads may add energy between steps (the energy is recomputed under each step's control).
+Two policies act on the end of a step, (q⁺, q̇⁺); q⁺ is never touched, only the rates are scaled (all of
+q̇⁺, so the direction of motion and every velocity constraint G q̇⁺ = 0 are kept):
+
+* ``"cap"`` — the guard of issue #22, on the implicit Euler step: when E(q⁺, q̇⁺) is above the budget, q̇⁺ is
+  scaled so that E equals it (q̇⁺ = 0 if V(q⁺) alone exceeds it). Why: a long chain (512 links at 1/30 s,
+  docs/results/chains.md) goes into compression and whips; implicit Euler, linearly or fully implicit, is
+  dissipative only for convex potentials: in a concave direction with rate λ (s⁻²) a step gains about
+  ½ λ h² |v|², and at hλ ≫ 1 that compounds into divergence. Its budget takes off the joint dampers only
+  (h Σ c q̇⁺²); it leaves the step's own numerical dissipation alone (a first version that compared each step
+  with the one before removed the per-step oscillation of the energy too and damped the 512-link chain to
+  rest in 2 s), and it is off on scenes with loop closures, contact or joint limits.
+* ``"hold"`` — the lively steps' budget (``integrator="bdf2"``, the default; after the energy-targeted
+  implicit Euler of You, Zheng and Li, "Energy-Controllable Time Integration for Elastodynamic Contact", 2026,
+  and the energy tracking of Dinev, Liu and Kavan, "Stabilizing Integrators for Real-Time Physics", ACM TOG
+  37(1), 2018): the budget takes off what every damper removes, h q̇⁺ᵀ D q̇⁺ with D the joint dampers, the
+  bodies' damping and the springs' and taut cables' dampers (``damping_power``), and what the step's contact
+  and limit impulses took (their kinetic energy change, measured by the stepper); the rates are scaled down
+  as with "cap" when above it and *up* when below it — by at most ``MAX_BOOST`` per step, so the energy a
+  step's numerical damping took goes back into the motion it was taken from (the scaling favours the slow,
+  large motion: the stiff modes the implicit step damped have small rates and get little back). Physical
+  damping then removes exactly what it should (the budget's rate), and numerical damping removes nothing.
+  On every scene, closures, contact and limits included.
+
+``clamped_steps`` counts the steps scaled down, ``boosted_steps`` those scaled up.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -93,14 +111,78 @@ def point_force_energy(X0_E, X0_r, body, point, force):
     return energy
 
 
+@kernel(inline="llvm", refcounts=False)
+def _point_velocity(X0_E, X0_r, v_link, body, l, out):
+    """World velocity of link point l of ``body``: R (ω × l + v) from its link twist [ω; v] (0 for the world)."""
+    if body < 0:
+        for k in range(3):
+            out[k] = 0.0
+        return
+    w = v_link[body]
+    a0 = w[1] * l[2] - w[2] * l[1] + w[3]
+    a1 = w[2] * l[0] - w[0] * l[2] + w[4]
+    a2 = w[0] * l[1] - w[1] * l[0] + w[5]
+    E = X0_E[body]
+    for k in range(3):  # R = Eᵀ
+        out[k] = E[0, k] * a0 + E[1, k] * a1 + E[2, k] * a2
+
+
+@kernel
+def damping_power(tree, ws, body_damping_blocks, pairs, joint_damping, qd):
+    """q̇ᵀ D q̇ (W) at the workspace's kinematics (joint, world and velocity passes at (q, q̇)): the joint dampers
+    Σ c q̇², the bodies' damping Σ φᵀ D_m φ (link twists φ, ``body_damping_blocks`` (n, 6, 6) link frames) and the
+    dampers along every spring and taut cable of ``pairs``, c (u·(ẋ_b − ẋ_a))² (a slack cable's damper is off,
+    as in ``point_pair_kernel``)."""
+    power = 0.0
+    for d in range(qd.shape[0]):
+        power += joint_damping[d] * qd[d] * qd[d]
+    for i in range(tree.parent.shape[0]):
+        D = body_damping_blocks[i]
+        if D[0, 0] == 0.0 and D[3, 3] == 0.0:
+            continue
+        v = ws.v[i]
+        for r in range(6):
+            t = 0.0
+            for c in range(6):
+                t += D[r, c] * v[c]
+            power += v[r] * t
+    xa = np.empty(3)
+    xb = np.empty(3)
+    va = np.empty(3)
+    vb = np.empty(3)
+    for s in range(pairs.body_a.shape[0]):
+        c = pairs.damping[s]
+        if c == 0.0:
+            continue
+        for x, body, l in ((xa, pairs.body_a[s], pairs.point_a[s]), (xb, pairs.body_b[s], pairs.point_b[s])):
+            if body < 0:
+                for k in range(3):
+                    x[k] = l[k]
+            else:
+                for k in range(3):
+                    x[k] = ws.X0_r[body, k] + ws.X0_E[body, 0, k] * l[0] + ws.X0_E[body, 1, k] * l[1] \
+                        + ws.X0_E[body, 2, k] * l[2]
+        ell = math.sqrt((xb[0] - xa[0]) ** 2 + (xb[1] - xa[1]) ** 2 + (xb[2] - xa[2]) ** 2)
+        if ell < 1e-12 or (pairs.tension_only[s] and ell <= pairs.rest_length[s]):
+            continue
+        _point_velocity(ws.X0_E, ws.X0_r, ws.v, pairs.body_a[s], pairs.point_a[s], va)
+        _point_velocity(ws.X0_E, ws.X0_r, ws.v, pairs.body_b[s], pairs.point_b[s], vb)
+        rate = 0.0
+        for k in range(3):
+            rate += (xb[k] - xa[k]) * (vb[k] - va[k])
+        rate /= ell
+        power += c * rate * rate
+    return power
+
+
 @kernel
 def passive_energy(ints, floats, work, q, qd, mass, com, gravity, rest, spring_v, joint_stiffness, zero_v, difference,
                    pairs):
-    """E(q, q̇) = T + V_gravity + V_springs + ½ Σ K_r (q ⊖ q_rest)² (J) in one call, for scenes without point
-    forces or moving loads, from the kinematics at (q, q̇) (into the workspace). ints, floats, work: the
-    stepper's ``FlatModel`` buffers (tree and workspace: three arguments to unbox instead of ~30 arrays,
-    which cost more than the passes on a small model); pairs: ``Scene.pair_arrays``; difference (nv,) is
-    scratch; spring_v: the dofs with joint springs."""
+    """(T, V) (J) at (q, q̇): T the kinetic energy, V = V_gravity + V_springs + ½ Σ K_r (q ⊖ q_rest)², in one call,
+    for scenes without point forces or moving loads, from the kinematics at (q, q̇) (into the workspace). ints,
+    floats, work: the stepper's ``FlatModel`` buffers (tree and workspace: three arguments to unbox instead of
+    ~30 arrays, which cost more than the passes on a small model); pairs: ``Scene.pair_arrays``; difference (nv,)
+    is scratch; spring_v: the dofs with joint springs."""
     tree = unpack_tree(ints, floats)
     ws = unpack_workspace(ints, work)
     joint_pass(tree, q, ws)
@@ -114,17 +196,25 @@ def passive_energy(ints, floats, work, q, qd, mass, com, gravity, rest, spring_v
         for j in range(spring_v.shape[0]):
             d = spring_v[j]
             joint += joint_stiffness[d] * (difference[d] * difference[d])
-    return kin + pot + spring + 0.5 * joint
+    return kin, pot + spring + 0.5 * joint
+
+
+POLICIES = ("cap", "hold")
+MAX_BOOST = 1.5  # "hold": the most the rates may be scaled up in one step (the energy: 2.25×)
 
 
 class EnergyGuard:
-    """``apply(state, q_new, qd_new, control) -> qd_new`` for one stepper (module doc): RedMax, or the
-    explicit one (``energy_guard=True``; off by default there)."""
+    """``apply(state, q_new, qd_new, control) -> qd_new`` for one stepper (module doc): RedMax, or the explicit
+    one (``energy_guard=True``; off by default there). policy: ``"cap"`` or ``"hold"``."""
 
-    def __init__(self, stepper, rtol: float = 1e-9):
+    def __init__(self, stepper, rtol: float = 1e-9, policy: str = "cap"):
+        if policy not in POLICIES:
+            raise ValueError(f"energy guard policy must be one of {', '.join(POLICIES)}, got {policy!r}")
         self.s = stepper
         self.rtol = float(rtol)
+        self.policy = policy
         self.clamped_steps = 0
+        self.boosted_steps = 0
         model, fe = stepper.model, stepper.forces
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
@@ -138,15 +228,16 @@ class EnergyGuard:
         self._stiffness = np.ascontiguousarray(fe.joint_stiffness, float)
         self._zero_v, self._difference = np.zeros(model.nv), np.zeros(model.nv)
         self._passive_energy = None  # passive_energy's entry point for these argument types (on first use)
-        self.budget = None  # J: the most energy the scene may have now
+        self.budget = None  # J: the most energy the scene may have now ("hold": the energy it should have)
+        self.start_energy = None  # J: E(q, q̇) at the start of the last step
         # (bytes of q⁺, q̇⁺ and the control's arrays, the arrays (for dtype and shape), E⁺) of the last step:
         # the next step's start if nothing changed (bytes: a copy that compares in one go)
         self._last = None
 
-    def _energy(self, q, qd, control):
-        """E(q, q̇) (J), as ``ForceEvaluator.energy``: one kernel without point forces and moving loads (a
-        chain, the thesis trees), else the evaluator's forces pass for the springs' and point forces'
-        potentials (plus the joint springs')."""
+    def kinetic_and_potential(self, q, qd, control):
+        """(T, V) (J) at (q, q̇), as ``ForceEvaluator.energy`` sums them: one kernel without point forces and moving
+        loads (a chain, the thesis trees), else the evaluator's forces pass for the springs' and point forces'
+        potentials (plus the joint springs'). Leaves the stepper's workspace at (q, q̇)."""
         s = self.s
         tree, ws, fe = s.model.tree, s.ws, s.forces
         if self._fast:  # one kernel call: the evaluator's Python passes cost 1.4× a direct step on the thesis trees
@@ -156,11 +247,24 @@ class EnergyGuard:
                     self._spring_v, self._stiffness, self._zero_v, self._difference, fe.pairs)
             if self._passive_energy is None:
                 self._passive_energy = compiled_for(passive_energy, args)
-            return float(self._passive_energy(*args))
+            kin, pot = self._passive_energy(*args)
+            return float(kin), float(pot)
         fe.evaluate(q, qd, control, ws)  # the same three passes, then the springs and point forces
         extra = fe.spring_energy + fe.point_force_energy + fe.joint_spring_energy(q, control.joint_rest)
         kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
-        return kin + pot + extra
+        return float(kin), float(pot + extra)
+
+    def _energy(self, q, qd, control):
+        """E(q, q̇) = T + V (J)."""
+        kin, pot = self.kinetic_and_potential(q, qd, control)
+        return kin + pot
+
+    def damping_power(self, qd):
+        """q̇ᵀ D q̇ (W) at the kinematics the workspace holds (``kinetic_and_potential`` just ran at (q, q̇))."""
+        s = self.s
+        fe = s.forces
+        return float(damping_power(s.model.tree, s.ws, fe.body_damping_blocks, fe.pairs,
+                                   np.ascontiguousarray(fe.joint_damping, float), np.ascontiguousarray(qd, float)))
 
     def last_energy(self, state, control):
         """E(q⁺, q̇⁺) (J) of the last step when ``state`` and ``control`` are its arrays unchanged (compared
@@ -173,9 +277,8 @@ class EnergyGuard:
             return None
         return self._last[2] if now == self._last[0] else None
 
-    def apply(self, state, q_new, qd_new, control, energies=None):
-        """qd_new, or its rates scaled down (module doc). energies: (E(q, q̇), E(q⁺, q̇⁺)) when the step
-        already has them (``redmax_step.pcg_step``), else computed here."""
+    def _start(self, state, control, energies):
+        """(E(q, q̇), the budget at the step's start, the step's input arrays) — no state changes here."""
         last, arrays = self._last, [state.q, state.qd, control.joint_rest, *control.point_forces]
         try:
             now = [a.tobytes() for a in arrays]
@@ -193,31 +296,67 @@ class EnergyGuard:
                 np.array_equal(a, b) for a, b in zip(before[2:], arrays[2:]))
         if same_control:
             e0 = last[2]
+        elif energies is not None and np.isfinite(energies[0]):
+            e0 = float(energies[0])
         else:
-            e0 = self._energy(state.q, state.qd, control) if energies is None else float(energies[0])
-        if self.budget is None or not same_state:  # a new start: the budget is the state's energy
-            self.budget = e0
+            e0 = self._energy(state.q, state.qd, control)
+        budget = self.budget
+        if budget is None or not same_state:  # a new start: the budget is the state's energy
+            budget = e0
         elif e0 != last[2]:  # the control changed between steps (a controller, a moving load)
-            self.budget += e0 - last[2]
-        # the joint dampers remove h Σ c q̇⁺² (the step's own rates)
-        self.budget -= self.s.dt * float(self.s.forces.joint_damping @ (qd_new * qd_new))
-        e1 = self._energy(q_new, qd_new, control) if energies is None else float(energies[1])
-        if e1 > self.budget + self.rtol * (abs(self.budget) + 1.0):
-            v1 = self._energy(q_new, np.zeros_like(qd_new), control)  # the potential at q⁺
-            t1 = e1 - v1
-            qd_new = qd_new * (np.sqrt(max(self.budget - v1, 0.0) / t1) if t1 > 0 else 0.0)
-            e1 = self._energy(q_new, qd_new, control)
+            budget += e0 - last[2]
+        return e0, budget, arrays
+
+    def _spent(self, qd_new, power, impulse_loss):
+        """What the step's physics takes from the budget (J): "hold" every damper at the step's rates, h q̇⁺ᵀ D q̇⁺,
+        and the impulses; "cap" the joint dampers, h Σ c q̇⁺² (the issue #22 guard)."""
+        if self.policy == "hold":
+            return self.s.dt * power + max(float(impulse_loss), 0.0)
+        return self.s.dt * float(self.s.forces.joint_damping @ (qd_new * qd_new))
+
+    def preview_budget(self, state, control, q_new, qd_new, impulse_loss=0.0):
+        """The budget a step from ``state`` ending at (q_new, qd_new) would have (J), without taking the step."""
+        _, budget, _ = self._start(state, control, None)
+        self.kinetic_and_potential(q_new, qd_new, control)
+        return budget - self._spent(qd_new, self.damping_power(qd_new) if self.policy == "hold" else 0.0,
+                                    impulse_loss)
+
+    def apply(self, state, q_new, qd_new, control, energies=None, impulse_loss=0.0):
+        """qd_new, or its rates scaled (module doc). energies: what the step already has — (E(q, q̇) or NaN,
+        E(q⁺, q̇⁺), T(q⁺, q̇⁺), q̇⁺ᵀ D q̇⁺) (``redmax_step.pcg_step``) — else computed here; impulse_loss: the
+        kinetic energy the step's contact and limit impulses took (J, "hold")."""
+        self.start_energy, self.budget, arrays = self._start(state, control, energies)
+        hold = self.policy == "hold"
+        if energies is None:
+            kin, pot = self.kinetic_and_potential(q_new, qd_new, control)
+            power = self.damping_power(qd_new) if hold else 0.0
+        else:
+            kin, pot, power = float(energies[2]), float(energies[1]) - float(energies[2]), float(energies[3])
+        self.budget -= self._spent(qd_new, power, impulse_loss)
+        e1 = kin + pot
+        tol = self.rtol * (abs(self.budget) + 1.0)
+        if e1 > self.budget + tol:
+            scale = np.sqrt(max(self.budget - pot, 0.0) / kin) if kin > 0 else 0.0
             self.clamped_steps += 1
+        elif hold and e1 < self.budget - tol and kin > 0:
+            scale = min(np.sqrt((self.budget - pot) / kin), MAX_BOOST)
+            self.boosted_steps += 1
+        else:
+            scale = 1.0
+        if scale != 1.0:
+            qd_new = qd_new * scale
+            e1 = pot + kin * scale * scale
         arrays[:2] = q_new, qd_new
         self._last = ([a.tobytes() for a in arrays], arrays, e1)
         return qd_new
 
 
-def make_energy_guard(stepper, enabled):
-    """The guard for a RedMax stepper, or None: off, or a scene it does not apply to (loop closures,
+def make_energy_guard(stepper, enabled, policy: str = "cap"):
+    """The guard for a stepper, or None: off, or (policy "cap") a scene it does not apply to (loop closures,
     contact, joint limits)."""
     if not enabled:
         return None
-    if len(stepper.scene.loop_closures) or stepper.contact is not None or stepper.limits is not None:
+    if policy == "cap" and (len(stepper.scene.loop_closures) or stepper.contact is not None
+                            or stepper.limits is not None):
         return None
-    return EnergyGuard(stepper)
+    return EnergyGuard(stepper, policy=policy)
