@@ -34,7 +34,7 @@ import scipy.linalg
 
 from ...algorithms.aba import articulated_inertia_pass
 from ...algorithms.kinematics import joint_pass, world_pass
-from ...integrators import integrate
+from ...integrators import integrate_kernel
 from ..linalg.block_jacobi import block_jacobi_solve_rows, pcg_solve
 from .loop_closures import constraint_jacobian, constraint_rows
 
@@ -76,7 +76,7 @@ class ClosureSolve:
         self.s = stepper
         self._pool = None
         self._Y_guess = None
-        self._S_start = None  # G P⁻¹ Gᵀ of the step's rows at its start
+        self._Sinv_start = None  # (G P⁻¹ Gᵀ + μ)⁻¹ of the step's rows at its start
         self.straight = False  # the last solve's loop was nearly straight (``nearly_straight``)
 
     # ----------------------------------------------------------- velocities
@@ -93,14 +93,15 @@ class ClosureSolve:
             articulated_inertia_pass(model.tree, ws, s.A, s._r)
         Y = np.empty_like(G)
         block_jacobi_solve_rows(model.tree, ws, G, Y)
-        S = self._S_start = G @ Y.T
+        S = G @ Y.T
         eigen = np.linalg.eigh(S)
         self.straight = nearly_straight(eigen)
         s._projection = (Y, constraint_inverse(S, 0.0, eigen))
+        self._Sinv_start = constraint_inverse(S, eigen=eigen)
         target = -C / h
         if s.linear_solver == "pcg" and s.closure_method == "projected":
             # feasible start by the regularized inverse (G x₀ = target up to what S cannot see); CG keeps G x = G x₀
-            x0 = s.qd_guess + Y.T @ (constraint_inverse(S, eigen=eigen) @ (target - G @ s.qd_guess))
+            x0 = s.qd_guess + Y.T @ (self._Sinv_start @ (target - G @ s.qd_guess))
             x, its = s._pcg(rhs, x0, (G, Y, s._projection[1]))
             return x, (its, its, 1)
         u0, total = s._solve(rhs, s.qd_guess)
@@ -172,7 +173,7 @@ class ClosureSolve:
         s = self.s
         model, ws = s.model, s.ws
         Y, _ = s._projection
-        Sinv = None  # the step's regularized inverse, built on first use
+        Sinv = self._Sinv_start
         bodies, rows, C = self._errors(q)
         error = float(np.abs(C).max()) if len(C) else 0.0
         fresh = False
@@ -186,12 +187,11 @@ class ClosureSolve:
                 Y = np.empty_like(G)
                 block_jacobi_solve_rows(model.tree, ws, G, Y)
                 Sinv = constraint_inverse(G @ Y.T)
-            elif Sinv is None:
-                Sinv = constraint_inverse(self._S_start)
             direction = -Y.T @ (Sinv @ C)
             alpha = 1.0
             for _ in range(6):
-                q_try = integrate(model, q, direction, alpha)
+                q_try = q.copy()
+                integrate_kernel(model.joint_type, model.q_start, model.v_start, q_try, direction, alpha, q_try)
                 b_try, r_try, C_try = self._errors(q_try)
                 e_try = float(np.abs(C_try).max())
                 if e_try < error:

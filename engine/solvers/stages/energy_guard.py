@@ -176,19 +176,20 @@ def damping_power(tree, ws, body_damping_blocks, pairs, joint_damping, qd):
 
 
 @kernel
-def passive_energy(ints, floats, work, q, qd, mass, com, gravity, rest, spring_v, joint_stiffness, zero_v, difference,
-                   pairs):
-    """(T, V) (J) at (q, q̇): T the kinetic energy, V = V_gravity + V_springs + ½ Σ K_r (q ⊖ q_rest)², in one call,
-    for scenes without point forces or moving loads, from the kinematics at (q, q̇) (into the workspace). ints,
-    floats, work: the stepper's ``FlatModel`` buffers (tree and workspace: three arguments to unbox instead of
-    ~30 arrays, which cost more than the passes on a small model); pairs: ``Scene.pair_arrays``; difference (nv,)
-    is scratch; spring_v: the dofs with joint springs."""
+def energy_terms(ints, floats, work, q, qd, mass, com, gravity, rest, spring_v, joint_stiffness, zero_v, difference,
+                 pairs, pf_body, pf_point, pf_force, body_damping_blocks, joint_damping, with_power):
+    """(T, V, q̇ᵀ D q̇) at (q, q̇) in one call: T the kinetic energy (J), V = V_gravity + V_springs + V_point forces +
+    ½ Σ K_r (q ⊖ q_rest)² (J), and, when ``with_power``, the dampers' power (W, ``damping_power``; else 0), from
+    the kinematics at (q, q̇) (into the workspace). ints, floats, work: the stepper's ``FlatModel`` buffers (tree
+    and workspace: three arguments to unbox instead of ~30 arrays, which cost more than the passes on a small
+    model); pairs: ``Scene.pair_arrays``; point forces (body (k,), point (k, 3) link frame, force (k, 3) world);
+    difference (nv,) is scratch; spring_v: the dofs with joint springs."""
     tree = unpack_tree(ints, floats)
     ws = unpack_workspace(ints, work)
     joint_pass(tree, q, ws)
     world_pass(tree, ws)
     velocity_pass(tree, q, qd, ws)
-    spring = pair_energy(ws.X0_E, ws.X0_r, pairs)
+    spring = pair_energy(ws.X0_E, ws.X0_r, pairs) + point_force_energy(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force)
     kin, pot = kinetic_and_gravity(tree, ws, mass, com, gravity, True)
     joint = 0.0
     if spring_v.shape[0] > 0:
@@ -196,7 +197,8 @@ def passive_energy(ints, floats, work, q, qd, mass, com, gravity, rest, spring_v
         for j in range(spring_v.shape[0]):
             d = spring_v[j]
             joint += joint_stiffness[d] * (difference[d] * difference[d])
-    return kin, pot + spring + 0.5 * joint
+    power = damping_power(tree, ws, body_damping_blocks, pairs, joint_damping, qd) if with_power else 0.0
+    return kin, pot + spring + 0.5 * joint, power
 
 
 POLICIES = ("cap", "hold")
@@ -219,52 +221,53 @@ class EnergyGuard:
         self._mass = np.ascontiguousarray(model.body_mass, float)
         self._com = np.ascontiguousarray(model.body_com, float)
         self._gravity = np.ascontiguousarray(model.gravity, float)
-        # no point forces (nor moving loads), a stepper whose workspace is a FlatModel's (RedMax): the energy
-        # is one kernel call (passive_energy)
-        scene = stepper.scene
-        self._fast = (not len(scene.point_forces) and not len(scene.moving_loads)
-                      and getattr(stepper, "_flat", None) is not None and stepper.ws is stepper._flat.ws)
+        # a stepper whose workspace is a FlatModel's (RedMax): the energy is one kernel call (energy_terms)
+        self._fast = getattr(stepper, "_flat", None) is not None and stepper.ws is stepper._flat.ws
         self._spring_v = np.flatnonzero(fe.joint_stiffness).astype(np.int64)
         self._stiffness = np.ascontiguousarray(fe.joint_stiffness, float)
+        self._damping = np.ascontiguousarray(fe.joint_damping, float)
         self._zero_v, self._difference = np.zeros(model.nv), np.zeros(model.nv)
-        self._passive_energy = None  # passive_energy's entry point for these argument types (on first use)
+        self._energy_terms = {}  # energy_terms' entry points by the point forces' count (0 or more: two types)
+        self._power = 0.0  # the dampers' power at the last (q, q̇) ``kinetic_and_potential`` was asked for
         self.budget = None  # J: the most energy the scene may have now ("hold": the energy it should have)
         self.start_energy = None  # J: E(q, q̇) at the start of the last step
         # (bytes of q⁺, q̇⁺ and the control's arrays, the arrays (for dtype and shape), E⁺) of the last step:
         # the next step's start if nothing changed (bytes: a copy that compares in one go)
         self._last = None
 
-    def kinetic_and_potential(self, q, qd, control):
-        """(T, V) (J) at (q, q̇), as ``ForceEvaluator.energy`` sums them: one kernel without point forces and moving
-        loads (a chain, the thesis trees), else the evaluator's forces pass for the springs' and point forces'
-        potentials (plus the joint springs'). Leaves the stepper's workspace at (q, q̇)."""
+    def kinetic_and_potential(self, q, qd, control, with_power=False):
+        """(T, V) (J) at (q, q̇), as ``ForceEvaluator.energy`` sums them: one kernel (``energy_terms``) for RedMax,
+        else the evaluator's forces pass for the springs' and point forces' potentials (plus the joint springs').
+        with_power: also the dampers' power there, for ``damping_power`` (RedMax). Leaves the stepper's workspace
+        at (q, q̇)."""
         s = self.s
         tree, ws, fe = s.model.tree, s.ws, s.forces
         if self._fast:  # one kernel call: the evaluator's Python passes cost 1.4× a direct step on the thesis trees
             flat = s._flat
+            body, point, force = control.point_forces
             args = (flat.ints, flat.floats, flat.work, np.ascontiguousarray(q, float), np.ascontiguousarray(qd, float),
                     self._mass, self._com, self._gravity, np.ascontiguousarray(control.joint_rest, float),
-                    self._spring_v, self._stiffness, self._zero_v, self._difference, fe.pairs)
-            if self._passive_energy is None:
-                self._passive_energy = compiled_for(passive_energy, args)
-            kin, pot = self._passive_energy(*args)
+                    self._spring_v, self._stiffness, self._zero_v, self._difference, fe.pairs,
+                    np.ascontiguousarray(body, dtype=np.int64).reshape(-1),
+                    np.ascontiguousarray(point, dtype=float).reshape(-1, 3),
+                    np.ascontiguousarray(force, dtype=float).reshape(-1, 3), fe.body_damping_blocks, self._damping,
+                    bool(with_power))
+            kernel_ = self._energy_terms.get(len(body) > 0)
+            if kernel_ is None:
+                kernel_ = self._energy_terms[len(body) > 0] = compiled_for(energy_terms, args)
+            kin, pot, self._power = kernel_(*args)
             return float(kin), float(pot)
         fe.evaluate(q, qd, control, ws)  # the same three passes, then the springs and point forces
         extra = fe.spring_energy + fe.point_force_energy + fe.joint_spring_energy(q, control.joint_rest)
         kin, pot = kinetic_and_gravity(tree, ws, self._mass, self._com, self._gravity, True)
+        self._power = float(damping_power(tree, ws, fe.body_damping_blocks, fe.pairs, self._damping,
+                                          np.ascontiguousarray(qd, float))) if with_power else 0.0
         return float(kin), float(pot + extra)
 
     def _energy(self, q, qd, control):
         """E(q, q̇) = T + V (J)."""
         kin, pot = self.kinetic_and_potential(q, qd, control)
         return kin + pot
-
-    def damping_power(self, qd):
-        """q̇ᵀ D q̇ (W) at the kinematics the workspace holds (``kinetic_and_potential`` just ran at (q, q̇))."""
-        s = self.s
-        fe = s.forces
-        return float(damping_power(s.model.tree, s.ws, fe.body_damping_blocks, fe.pairs,
-                                   np.ascontiguousarray(fe.joint_damping, float), np.ascontiguousarray(qd, float)))
 
     def last_energy(self, state, control):
         """E(q⁺, q̇⁺) (J) of the last step when ``state`` and ``control`` are its arrays unchanged (compared
@@ -317,9 +320,8 @@ class EnergyGuard:
     def preview_budget(self, state, control, q_new, qd_new, impulse_loss=0.0):
         """The budget a step from ``state`` ending at (q_new, qd_new) would have (J), without taking the step."""
         _, budget, _ = self._start(state, control, None)
-        self.kinetic_and_potential(q_new, qd_new, control)
-        return budget - self._spent(qd_new, self.damping_power(qd_new) if self.policy == "hold" else 0.0,
-                                    impulse_loss)
+        self.kinetic_and_potential(q_new, qd_new, control, with_power=self.policy == "hold")
+        return budget - self._spent(qd_new, self._power, impulse_loss)
 
     def apply(self, state, q_new, qd_new, control, energies=None, impulse_loss=0.0):
         """qd_new, or its rates scaled (module doc). energies: what the step already has — (E(q, q̇) or NaN,
@@ -328,8 +330,8 @@ class EnergyGuard:
         self.start_energy, self.budget, arrays = self._start(state, control, energies)
         hold = self.policy == "hold"
         if energies is None:
-            kin, pot = self.kinetic_and_potential(q_new, qd_new, control)
-            power = self.damping_power(qd_new) if hold else 0.0
+            kin, pot = self.kinetic_and_potential(q_new, qd_new, control, with_power=hold)
+            power = self._power
         else:
             kin, pot, power = float(energies[2]), float(energies[1]) - float(energies[2]), float(energies[3])
         self.budget -= self._spent(qd_new, power, impulse_loss)

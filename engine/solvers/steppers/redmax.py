@@ -437,8 +437,9 @@ class RedMaxStepper:
         """The linearly implicit solve of Eq. 2.13–2.15 with step h_solve from (q (nq,), q̇ (nv,)) — loop closures
         aiming at q ⊕ h_move q̇⁺ (C → 0 there), their forces iterated into the tension (``closure_solve.py``) —,
         then contact and joint limits in the step's metric M̃. Returns (q̇⁺ of the solve, q̇⁺ after contact and limits
-        (the same array when they did nothing), the kinetic energy their impulses took (J, when the energy budget
-        holds the energy; else 0), (total iterations, most of one solve, solves, solve seconds))."""
+        (the same array when they did nothing), the kinetic energy their impulses took from the start's rates
+        q̇ (J, when the energy budget holds the energy; else 0), (total iterations, most of one solve, solves, solve
+        seconds))."""
         pcg = self.linear_solver == "pcg"
         closures = len(self._closures.n_rot) > 0
         gs = self._joint_gs
@@ -476,7 +477,9 @@ class RedMaxStepper:
                 qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         loss = 0.0
         if qd_new is not smooth and self._energy_guard is not None and self._energy_guard.policy == "hold":
-            loss = self._kinetic_energy(q, smooth) - self._kinetic_energy(q, qd_new)
+            # what the impulses take from the rates the step started with: an impact's approach (½ m u² when a
+            # body at u stops), not the step's own acceleration that a resting contact cancels (no work)
+            loss = max(self._kinetic_energy(q, qd) - self._kinetic_energy(q, qd + (qd_new - smooth)), 0.0)
         return smooth, qd_new, loss, (total, most, solves, solve_seconds)
 
     def onto_closures(self, q):
