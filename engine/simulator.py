@@ -164,6 +164,16 @@ class Simulator:
         s = self.state if state is None else state
         return self._stepper.energy(s, self.scene.control(s.t))
 
+    def energy_budget(self) -> float | None:
+        """The energy the scene's physics leaves it after the steps so far (J): the start's energy, less what its
+        dampers took, plus what a changing control put in, less what contact and limit impulses took — kept by the
+        RedMax step's energy budget (``engine.solvers.stages.energy_guard``); None without one. With the default
+        integrator (``"bdf2"``, the budget held) ``energy()`` stays at it; ``energy_budget() − energy()`` is the
+        energy the integrator itself took (with ``integrator="euler"``, whose budget counts the joint dampers
+        only, an upper bound of it)."""
+        guard = getattr(self._stepper, "_energy_guard", None)
+        return None if guard is None or guard.budget is None else float(guard.budget)
+
     def step_energy(self, start: bool = False) -> float | None:
         """``energy()`` as the last step already computed it for its energy guard (J): RedMax on scenes without
         closures, contact and limits (``energy_guard=True``, the default), free; equal to ``energy()`` to

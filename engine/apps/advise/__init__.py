@@ -6,7 +6,7 @@ judged: ``Trial``, ``Run``, ``judge``), ``cli`` (the ``advise`` command and its 
 """
 from .advisor import DENSE_MAX_DOFS, PROBE_BUDGET, SOLVERS, SUBSTEPS, Advice, Advisor
 from .cli import build_scene, format_advice, parse_params, scale_stiffness
-from .trial import CONSTRAINT_TOL, ENERGY_RISE, Run, Trial, judge
+from .trial import CONSTRAINT_TOL, ENERGY_RISE, LIVELY, Run, Trial, judge
 
 __all__ = ["Advisor", "Advice", "DENSE_MAX_DOFS", "SOLVERS", "SUBSTEPS", "PROBE_BUDGET", "Trial", "Run", "judge", "CONSTRAINT_TOL",
-           "ENERGY_RISE", "build_scene", "format_advice", "parse_params", "scale_stiffness"]
+           "ENERGY_RISE", "LIVELY", "build_scene", "format_advice", "parse_params", "scale_stiffness"]
