@@ -18,6 +18,7 @@ import bpy
 import numpy as np
 
 from . import follow, keyframes, mapping, snapshot
+from .properties import INTEGRATOR_NAMES
 
 from ._engine import engine
 
@@ -29,10 +30,11 @@ SPECULATIVE_SPEED = 10.0  # m/s: contacts are looked for this far ahead of a ste
 
 
 def simulator_options(settings, dt: float) -> dict:
-    """Contact options of ``engine.Simulator`` from the scene settings: the contact-space method, and a
-    detection margin that grows with the step so a body falling at up to SPECULATIVE_SPEED m/s is
-    caught by a speculative contact before it passes through the ground."""
-    return {"contact_method": settings.contact_method.lower(),
+    """Options of ``engine.Simulator`` from the scene settings: the time integrator (``integrator=``), the
+    contact-space method, and a detection margin that grows with the step so a body falling at up to
+    SPECULATIVE_SPEED m/s is caught by a speculative contact before it passes through the ground."""
+    return {"integrator": INTEGRATOR_NAMES[settings.integrator],
+            "contact_method": settings.contact_method.lower(),
             "contact_options": {"speculative_speed": SPECULATIVE_SPEED}}
 
 

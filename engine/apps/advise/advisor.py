@@ -51,7 +51,7 @@ PROBE_BUDGET = 0.03  # ... and only while the advisor's CPU time, that probe inc
 #                      probed once a setting is stable. (Trials are not shortened to fit it: a chain's growing mode can
 #                      show only at frame 5, tests/test_advise.py, and a pick must hold over the whole bake.)
 SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers
-SETTLE_DT, SETTLE_STEPS = 1.0, 30  # the rest pose for the energy in motion: implicit Euler at 1 s steps (Advisor)
+SETTLE_DT, SETTLE_STEPS = 0.25, 60  # the rest pose for the energy in motion: implicit Euler, 15 s in 0.25 s steps
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
 
@@ -164,14 +164,15 @@ class Advisor:
         """E(0) − E_rest (J): the energy the scene's motion has to keep, asked for (once per advice) when a trial's
         step loses energy (the default step holds its energy, and never asks). E_rest: the energy at rest after
         SETTLE_STEPS implicit Euler steps of SETTLE_DT s (each close to a Newton step on the potential: a mode of
-        rate ω keeps 1/(1 + (ω·1 s)²) of its energy a step), without controllers; nan if that run fails."""
+        rate ω keeps 1/(1 + (ω·0.25 s)²) of its energy a step; its energy guard keeps the run bounded), without
+        controllers; nan if that run fails."""
         if self._motion is None:
             import copy
 
             scene = copy.deepcopy(self.scene)
             scene.controllers = []
             opts = self.options(SETTLE_DT) if callable(self.options) else dict(self.options or {})
-            opts.update(integrator="euler", energy_guard=False, on_unconverged="ignore")
+            opts.update(integrator="euler", on_unconverged="ignore")
             try:
                 sim = Simulator(scene, "pcg", dt=SETTLE_DT, **opts)
                 e0 = sim.energy()
