@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -58,7 +58,8 @@ SETTLED = 0.1  # a reference with less than this of the start's energy in motion
 @dataclass
 class Case:
     """A scene at one step. rest: "hanging" (E_rest = the energy at the neutral pose at rest), "spring" (the ball at
-    its equilibrium) or "settle" (the energy after a heavily damped run); reference: ("explicit" or "tr-bdf2", Hz),
+    its equilibrium), "settle" (the energy after a heavily damped run) or "reference" (the reference's energy at its
+    end: a damped scene that comes to rest within the run); reference: ("explicit" or "tr-bdf2", Hz),
     or None for a conservative scene (its energy is exactly E(0)); signal(model, q) → the motion's scalar or (x, y)
     for the period (None: no period); check(t, signals, energies, run) → (text, value)."""
 
@@ -71,7 +72,7 @@ class Case:
     signal: Callable | None = None
     check: Callable | None = None
     exact_period: float | None = None
-    extra: dict = field(default_factory=dict)
+    plot: bool = True  # drawn in the energy figure (not when its energy in motion is too small to read)
 
 
 def _angle(model, q):
@@ -151,12 +152,13 @@ def cases(quick: bool = False):
              check=_kept_range_check),
         Case("hanging_chain256_30hz", lambda: scenes.hanging_chain(256), 30, 10, reference=("explicit", 1920.0),
              signal=_tip_xy),
-        Case("umbrella4_60hz", lambda: scenes.umbrella(4), 60, 5, rest="settle", reference=("tr-bdf2", 960.0)),
+        Case("umbrella4_60hz", lambda: scenes.umbrella(4), 60, 5, rest="reference", reference=("tr-bdf2", 960.0)),
         Case("bridge_rigid_car_60hz", lambda: scenes.bridge(31, 0, car_mass=NORMAL_CAR), 60, 5, rest="settle",
              reference=("tr-bdf2", 960.0), check=_closure_check),
         Case("bridge_flexible_car_60hz", lambda: scenes.bridge(31, 31, car_mass=NORMAL_CAR), 60, 5, rest="settle",
              reference=("tr-bdf2", 960.0), check=_closure_check),
-        Case("rope_bridge_taut_24x2", lambda: scenes.rope_bridge(), 48, 10, rest="settle", check=_closure_check),
+        Case("rope_bridge_taut_24x2", lambda: scenes.rope_bridge(), 48, 10, rest="settle", check=_closure_check,
+             plot=False),  # (taut: a sag of millimetres, its energy in motion ~0.4 J against the jitter's)
         Case("rope_bridge_slack0.1%_24x2", lambda: scenes.rope_bridge(slack=0.001), 48, 10, rest="settle",
              check=_closure_check),
         Case("rope_bridge_slack1%_24x2", lambda: scenes.rope_bridge(slack=0.01), 48, 10, rest="settle",
@@ -207,8 +209,10 @@ def reference_run(case):
     return ref, half
 
 
-def rest_energy(case):
-    """E_rest (J): the energy the scene comes to rest at (``Case.rest``)."""
+def rest_energy(case, ref=None):
+    """E_rest (J): the energy the scene comes to rest at (``Case.rest``; "reference": ``ref``'s last energy)."""
+    if case.rest == "reference":
+        return float(ref["energy"][-1])
     scene = case.make()
     if case.rest == "hanging":
         sim = Simulator(scene, "pcg", dt=1.0 / case.hz)
@@ -270,7 +274,7 @@ def run_liveliness(quick: bool = False, **_ignored) -> SuiteResult:
     rows, sections, series = [], [], {}
     for case in Progress(cases(quick), f"bench {SUITE}"):
         ref, half = reference_run(case)
-        e_rest = rest_energy(case)
+        e_rest = rest_energy(case, ref)
         start = case.make()
         motion0 = Simulator(start, "pcg", dt=1.0 / case.hz).energy() - e_rest
         if ref is None:
@@ -282,6 +286,7 @@ def run_liveliness(quick: bool = False, **_ignored) -> SuiteResult:
             reference = (f"{case.reference[0]} at 1/{case.reference[1]:g} s (its energy within {ref_check:.1e} of "
                          f"the energy in motion of the run at half its rate)")
             series[case.name] = {"reference": (ref["t"], (ref["energy"] - e_rest) / motion0)}
+        series[case.name]["plot"] = case.plot
         body = []
         for method in methods:
             run = simulate(case.make(), case.hz, case.seconds, "pcg", **METHODS[method])
@@ -323,12 +328,12 @@ def _plot(series, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(series)
+    names = [name for name in series if series[name].get("plot", True)]
     cols = 3
     rows = math.ceil(len(names) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.2 * rows), squeeze=False)
     for ax, name in zip(axes.flat, names):
-        for method, (t, e) in series[name].items():
+        for method, (t, e) in ((k, v) for k, v in series[name].items() if k != "plot"):
             style = {"color": "black", "lw": 2.2, "alpha": 0.5} if method in ("reference", "exact") else {"lw": 1.1}
             ax.plot(t, e, label=method, **style)
         ax.set_title(name, fontsize=9)
