@@ -334,17 +334,31 @@ class EnergyGuard:
             power = self._power
         else:
             kin, pot, power = float(energies[2]), float(energies[1]) - float(energies[2]), float(energies[3])
-        self.budget -= self._spent(qd_new, power, impulse_loss)
         e1 = kin + pot
-        tol = self.rtol * (abs(self.budget) + 1.0)
-        if e1 > self.budget + tol:
-            scale = np.sqrt(max(self.budget - pot, 0.0) / kin) if kin > 0 else 0.0
-            self.clamped_steps += 1
-        elif hold and e1 < self.budget - tol and kin > 0:
-            scale = min(np.sqrt((self.budget - pot) / kin), MAX_BOOST)
-            self.boosted_steps += 1
+        if hold:
+            # the dampers' power at the rates the step ends with: scaling q̇⁺ by s scales it by s², so the budget
+            # after the step, B − h s² P, and the energy, V + s² T, meet at s² = (B − V) / (T + h P)
+            available = self.budget - max(float(impulse_loss), 0.0)
+            h_power = self.s.dt * power
+            tol = self.rtol * (abs(available) + 1.0)
+            if abs(e1 - (available - h_power)) <= tol or kin <= 0.0:
+                scale2 = 1.0
+            else:
+                scale2 = max(available - pot, 0.0) / (kin + h_power)
+                if scale2 < 1.0:
+                    self.clamped_steps += 1
+                else:
+                    scale2 = min(scale2, MAX_BOOST * MAX_BOOST)
+                    self.boosted_steps += 1
+            self.budget = available - scale2 * h_power
+            scale = math.sqrt(scale2)
         else:
-            scale = 1.0
+            self.budget -= self._spent(qd_new, power, impulse_loss)
+            if e1 > self.budget + self.rtol * (abs(self.budget) + 1.0):
+                scale = np.sqrt(max(self.budget - pot, 0.0) / kin) if kin > 0 else 0.0
+                self.clamped_steps += 1
+            else:
+                scale = 1.0
         if scale != 1.0:
             qd_new = qd_new * scale
             e1 = pot + kin * scale * scale
