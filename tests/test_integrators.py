@@ -185,3 +185,30 @@ def test_the_other_candidates_run_every_kind_of_scene(integrator):
     assert sim.stats.constraint_error < 1e-8
     angle, _ = _pendulum_run(1, integrator=integrator)
     assert angle >= 57.0
+
+
+def test_a_moving_load_and_a_moving_rest_pose_put_their_work_into_the_budget():
+    """A load crossing a chain (the control changes every step) and a joint spring whose rest moves (a
+    controller): each step's start energy under its new control — taken from the last step's link poses and the
+    control's potentials only — is the state's energy under that control, and the energy ends every step at
+    the budget."""
+    sc = scenes.hanging_chain(8, damping=0.1)
+    sc.joint_stiffness[2] = 40.0
+    path = [(i, np.zeros(3), np.array([0.0, 0.0, -0.1])) for i in range(8)]
+    sc.add_moving_load((0.0, 30.0, -20.0), path, 0.0, 2.0, name="load")
+
+    def sway(scene, t):
+        scene.joint_rest[2] = 0.3 * math.sin(3.0 * t)
+
+    sc.controllers.append(sway)
+    for solver in ("pcg", "direct"):
+        sim = Simulator(sc, solver, dt=1 / 60)
+        st = sim._stepper
+        for k in range(90):
+            before = sim.state
+            sway(sc, before.t)
+            control = sc.control(before.t)  # the step's control (its controllers ran first)
+            sim.step()
+            if k:
+                assert st._energy_guard.start_energy == pytest.approx(st.energy(before, control), rel=1e-10, abs=1e-10)
+            assert st.energy(sim.state, control) == pytest.approx(sim.energy_budget(), rel=1e-9, abs=1e-9)

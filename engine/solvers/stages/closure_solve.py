@@ -98,7 +98,8 @@ class ClosureSolve:
         eigen = np.linalg.eigh(S)
         self.straight = nearly_straight(eigen)
         s._projection = (Y, constraint_inverse(S, 0.0, eigen))
-        self._Sinv_start = constraint_inverse(S, eigen=eigen)
+        # the proximal term matters only where S barely sees a direction: elsewhere μ / λ_min < 1e-6
+        self._Sinv_start = constraint_inverse(S, eigen=eigen) if self.straight else s._projection[1]
         target = -C / h
         if s.linear_solver == "pcg" and s.closure_method == "projected":
             # feasible start by the regularized inverse (G x₀ = target up to what S cannot see); CG keeps G x = G x₀

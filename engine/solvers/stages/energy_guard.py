@@ -229,6 +229,7 @@ class EnergyGuard:
         self._zero_v, self._difference = np.zeros(model.nv), np.zeros(model.nv)
         self._energy_terms = {}  # energy_terms' entry points by the point forces' count (0 or more: two types)
         self._power = 0.0  # the dampers' power at the last (q, q̇) ``kinetic_and_potential`` was asked for
+        self._kinematics = None  # (X0_E, X0_r) at the last step's q⁺ (RedMax)
         self.budget = None  # J: the most energy the scene may have now ("hold": the energy it should have)
         self.start_energy = None  # J: E(q, q̇) at the start of the last step
         # (bytes of q⁺, q̇⁺ and the control's arrays, the arrays (for dtype and shape), E⁺) of the last step:
@@ -299,6 +300,10 @@ class EnergyGuard:
                 np.array_equal(a, b) for a, b in zip(before[2:], arrays[2:]))
         if same_control:
             e0 = last[2]
+        elif same_state and self._kinematics is not None:  # only the control's potentials changed (the last step's
+            # control rebuilt from its bytes: a scene hands out its rest pose and loads in arrays it may reuse)
+            old = [np.frombuffer(b, a.dtype).reshape(a.shape) for b, a in zip(last[0], last[1])]
+            e0 = last[2] + self._control_potential(arrays) - self._control_potential(old)
         elif energies is not None and np.isfinite(energies[0]):
             e0 = float(energies[0])
         else:
@@ -309,6 +314,21 @@ class EnergyGuard:
         elif e0 != last[2]:  # the control changed between steps (a controller, a moving load)
             budget += e0 - last[2]
         return e0, budget, arrays
+
+    def _control_potential(self, arrays):
+        """The potentials a control sets at the last step's end (J): its point forces' −Σ f·x, on that state's link
+        poses (kept by ``apply``), and the joint springs' ½ Σ K_r (q ⊖ q_rest)² (arrays: [q, q̇, joint_rest, point
+        forces' body, point, force], as ``_start`` builds them)."""
+        X0_E, X0_r = self._kinematics
+        body, point, force = (np.ascontiguousarray(a) for a in arrays[3:6])
+        energy = point_force_energy(X0_E, X0_r, body.astype(np.int64).reshape(-1), point.astype(float).reshape(-1, 3),
+                                    force.astype(float).reshape(-1, 3))
+        if self._spring_v.shape[0]:
+            position_error(self.s.model.tree, np.ascontiguousarray(arrays[0], float), self._zero_v,
+                           np.ascontiguousarray(arrays[2], float), 0.0, self._difference)
+            d = self._difference[self._spring_v]
+            energy += 0.5 * float(self._stiffness[self._spring_v] @ (d * d))
+        return float(energy)
 
     def _spent(self, qd_new, power, impulse_loss):
         """What the step's physics takes from the budget (J): "hold" every damper at the step's rates, h q̇⁺ᵀ D q̇⁺,
@@ -362,6 +382,9 @@ class EnergyGuard:
         if scale != 1.0:
             qd_new = qd_new * scale
             e1 = pot + kin * scale * scale
+        if self._fast:  # the link poses at q⁺ (the workspace's, from the energy just taken): a control change next
+            ws = self.s.ws  # step needs only its own potentials on them (_control_potential)
+            self._kinematics = (ws.X0_E.copy(), ws.X0_r.copy())
         arrays[:2] = q_new, qd_new
         self._last = ([a.tobytes() for a in arrays], arrays, e1)
         return qd_new
