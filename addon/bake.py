@@ -26,6 +26,7 @@ BAKE_PREFIX = "RedMax bake"
 TRANSLATING = (engine.joints.PRISMATIC, engine.joints.FREE)  # bones keyed with location as well
 
 
+LONG_FRAME = 0.05  # s: a frame's substeps yield after this long (modal.SLICE), so that ESC acts inside a frame
 SPECULATIVE_SPEED = 10.0  # m/s: contacts are looked for this far ahead of a step (no tunnelling below it)
 
 
@@ -249,7 +250,9 @@ class BakeJob:
         if selected_only and not objects:
             raise BakeError("Selected Only: nothing is selected")
         fps = bscene.render.fps / bscene.render.fps_base
-        self.dt = 1.0 / fps / self.substeps
+        world = bscene.rigidbody_world
+        self.frame_time = (world.time_scale if world is not None else 1.0) / fps  # simulated seconds per frame (Speed)
+        self.dt = self.frame_time / self.substeps
         if settings.live_preview:
             settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
         self._frame_before = bscene.frame_current
@@ -264,10 +267,12 @@ class BakeJob:
             armatures = follow.followed_armatures(bscene.objects if objects is None else objects)
             with as_built(bscene, self.sim_start):  # the start pose does not depend on what playback cached
                 samples = follow.sample_poses(bscene, armatures, range(self.sim_start, self.frame_end + 1))
+                timeline = mapping.sample_timeline(bscene, objects or list(bscene.objects),
+                                                   range(self.sim_start, self.frame_end + 1), self.frame_time)
                 bscene.frame_set(self.sim_start)
-                self.mapping = mapping.build(context, objects)
+                self.mapping = mapping.build(context, objects, timeline)
             if armatures:
-                self.follow = follow.Follow(self.mapping, samples)
+                self.follow = follow.Follow(self.mapping, samples, self.frame_time)
                 self.follow.configure(self.mapping.scene)
             self.sim = engine.Simulator(self.mapping.scene, self.solver, dt=self.dt,
                                         **simulator_options(settings, self.dt))
@@ -278,6 +283,7 @@ class BakeJob:
             self.abort()
             raise
         self.qs = [self.sim.state.q.copy()]
+        self.models = [self.sim.model]  # per frame: the model q belongs to (a broken joint changes it mid-bake)
         self.seconds = 0.0
 
     @property
@@ -286,20 +292,27 @@ class BakeJob:
         return self.frame_end - self.sim_start + 1
 
     def steps(self):
-        """Generator: simulates one frame per ``next()`` and yields the fraction done."""
+        """Generator: simulates one frame per ``next()`` and yields the fraction done; a frame that takes longer
+        than ``LONG_FRAME`` s also yields between its substeps, so that ESC acts inside it."""
         for f in range(self.sim_start + 1, self.frame_end + 1):
-            t0 = time.perf_counter()
-            try:
-                if self.follow is None:
-                    self.sim.step(self.substeps)
-                else:  # targets move with the animation, substep by substep
-                    for k in range(1, self.substeps + 1):
-                        self.follow.set_targets(self.sim.scene, f - 1 - self.sim_start, k / self.substeps)
+            done = 0
+            while done < self.substeps:
+                t0 = time.perf_counter()
+                try:
+                    while done < self.substeps:
+                        if self.follow is not None:  # targets move with the animation, substep by substep
+                            self.follow.set_targets(self.sim.scene, f - 1 - self.sim_start, (done + 1) / self.substeps)
                         self.sim.step()
-            except engine.SimulationError as err:
-                raise BakeError(f"frame {f}: {err}") from None
-            self.seconds += time.perf_counter() - t0
+                        done += 1
+                        if time.perf_counter() - t0 > LONG_FRAME:
+                            break
+                except engine.SimulationError as err:
+                    raise BakeError(f"frame {f}: {err}") from None
+                self.seconds += time.perf_counter() - t0
+                if done < self.substeps:
+                    yield (f - 1 - self.sim_start + done / self.substeps) / (self.n_frames - 1)
             self.qs.append(self.sim.state.q.copy())
+            self.models.append(self.sim.model)
             yield (f - self.sim_start) / (self.n_frames - 1)
 
     def run(self, report=None):
@@ -324,9 +337,11 @@ class BakeJob:
             raise BakeError("the simulation did not reach the last frame")
         t0 = time.perf_counter()
         frames = keyed_frames(self.frame_start, self.frame_end, self.frame_step)
-        qs = np.array(self.qs)[frames - self.sim_start]
-        self._check_finite(qs, frames)
-        links = np.array([self.mapping.link_frames(q) for q in qs])  # (F, n, 4, 4), rigid
+        keyed = frames - self.sim_start
+        qs = [self.qs[k] for k in keyed]
+        for q, k, f in zip(qs, keyed, frames):
+            self._check_finite(q[None], [f], self.models[k])
+        links = np.array([self.mapping.link_frames(self.qs[k], self.models[k]) for k in keyed])  # (F, n, 4, 4), rigid
         plans = self._channels(links, frames)
         written = []
         try:
@@ -372,13 +387,13 @@ class BakeJob:
         result["warning"] = self.warning
         return result
 
-    def _check_finite(self, qs, frames):
+    def _check_finite(self, qs, frames, model=None):
         """Refuse states (F, nq) with a NaN or infinity, naming the body and the frame."""
         bad = ~np.isfinite(qs)
         if not bad.any():
             return
         k, i = np.argwhere(bad)[0]
-        model = self.mapping.scene.model
+        model = self.mapping.scene.model if model is None else model
         j = next(j for j, name in enumerate(model.joint_names)
                  if model.q_slice(name).start <= i < model.q_slice(name).stop)
         what = mapping.describe(self.mapping.targets[j])
@@ -388,11 +403,11 @@ class BakeJob:
     def _set_rotation_modes(self, ob):
         """Quaternion rotation on the baked object and bones; returns the previous modes as JSON."""
         saved = {}
-        if any(t.object == ob and not t.bone for t in self.mapping.targets):
+        if any(t.object == ob and not t.bone and t.keyed for t in self.mapping.targets):
             saved[""] = ob.rotation_mode
             ob.rotation_mode = "QUATERNION"
         for t in self.mapping.targets:
-            if t.object == ob and t.bone:
+            if t.object == ob and t.bone and t.keyed:
                 pb = ob.pose.bones[t.bone]
                 saved[t.bone] = pb.rotation_mode
                 pb.rotation_mode = "QUATERNION"
@@ -427,10 +442,10 @@ def local_bases(m, links):
     targets = m.targets
     offsets = m.offsets
     worlds = links @ offsets
-    index = {(t.object.name, t.bone): i for i, t in enumerate(targets)}
+    index = {(t.object.name, t.bone): i for i, t in enumerate(targets) if t.keyed}
     for i, t in enumerate(targets):
         ob = t.object
-        if t.bone:
+        if t.bone or not t.keyed:  # (a moving anchor plays its own animation; a connector is no object)
             continue
         parent = ob.parent
         if parent is not None and ob.parent_type != "OBJECT":
@@ -444,7 +459,7 @@ def local_bases(m, links):
                                                                     worlds[:, i].shape)
             local = np.linalg.inv(pw @ mapping.matrix(ob.matrix_parent_inverse)) @ worlds[:, i]
         yield ob, "", local, True
-    for ob in {t.object for t in targets if t.bone}:
+    for ob in {t.object for t in targets if t.bone and t.keyed}:
         A_inv = np.linalg.inv(mapping.matrix(ob.matrix_world))
         for bone in ob.data.bones:
             i = index[(ob.name, bone.name)]

@@ -41,8 +41,15 @@ CAR_SIZE = (4.0, 2.0, 1.5)  # m, the box that shows where the car is
 REAL_CAR = 1500.0  # kg, a normal car (NORMAL_CAR of engine/scenes/bridge.py)
 
 
+# the largest size of each demo (about 1000 Blender objects at most: building more takes minutes)
+MAX_SIZE = {"BRIDGE": 300, "UMBRELLA": 60, "TREE": 8, "CHAIN": 1000, "ROPE": 1000, "ROPE_PINNED": 1000}
+
+
 def engine_scene(kind: str, size: int | None):
     n = size or DEFAULT_SIZE[kind]
+    if kind in MAX_SIZE and not 1 <= n <= MAX_SIZE[kind]:
+        raise ValueError(f"{kind.lower().replace('_', ' ')} demo: size must be 1 … {MAX_SIZE[kind]} "
+                         f"(0 for the default, {DEFAULT_SIZE[kind]}), got {n}")
     if kind == "BRIDGE":
         return engine.scenes.bridge(n, n, car_mass=CAR_SHOW_FACTOR * REAL_CAR)
     if kind == "UMBRELLA":

@@ -34,12 +34,15 @@ class PreviewSession:
         self.substeps = int(settings.substeps)
         fps = bscene.render.fps / bscene.render.fps_base
         self.mapping = mapping.build_scene(bscene, depsgraph)
-        dt = 1.0 / fps / self.substeps
+        world = bscene.rigidbody_world
+        dt = (world.time_scale if world is not None else 1.0) / fps / self.substeps  # (Speed)
         self.sim = engine.Simulator(self.mapping.scene, settings.solver.lower(), dt=dt,
                                     **bake.simulator_options(settings, dt))
         self.frame = self.frame_start
         self.saved = {}  # (object name, bone) → matrix_basis (4, 4) at the start
         for t in self.mapping.targets:
+            if not t.keyed:  # (moving anchors are held in the preview; connectors are no objects)
+                continue
             owner = t.object.pose.bones[t.bone] if t.bone else t.object
             self.saved[(t.object.name, t.bone)] = np.array(owner.matrix_basis, dtype=float)
 
@@ -51,7 +54,7 @@ class PreviewSession:
 
     def apply(self) -> None:
         """Pose the Blender objects and bones at the simulated state."""
-        links = self.mapping.link_frames(self.sim.state.q)[None]
+        links = self.mapping.link_frames(self.sim.state.q, self.sim.model)[None]
         for ob, bone, basis, _ in bake.local_bases(self.mapping, links):
             owner = ob.pose.bones[bone] if bone else ob
             owner.matrix_basis = Matrix(basis[0].tolist())  # (a bare nested list would be read column-major)

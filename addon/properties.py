@@ -15,6 +15,7 @@ from bpy.props import (
     StringProperty,
 )
 
+MAX_SUBSTEPS = 1000  # per frame: with more, a bake of a few hundred frames runs for hours (ESC still acts)
 SOLVER_ITEMS = [
     ("PCG", "PCG", "RedMax: projected block Jacobi preconditioned CG (fast for cables and springs)", 0),
     ("DIRECT", "Sparse direct", "RedMax with a sparse LDLᵀ factorization each step", 1),
@@ -53,6 +54,11 @@ CLOSURE_ITEMS = [
     ("HINGE", "Hinge", "The points coincide and the bodies share a hinge axis", 1),
     ("UNIVERSAL", "Universal", "The points coincide and two axes stay perpendicular", 2),
     ("FIXED", "Fixed", "The bodies are welded together", 3),
+]
+FOLLOW_GAIN_ITEMS = [
+    ("AUTO", "Automatic", "Every joint's kp and kd from the inertia it carries and the frame step: the same "
+                          "natural frequency and critical damping for a tail's base joint and its tip", 0),
+    ("MANUAL", "Per Bone", "Each bone's Follow Stiffness and Follow Damping", 1),
 ]
 CONTACT_METHOD_ITEMS = [
     ("MINV", "M⁻¹ Propagation", "Contact-space inertia through the whole inverse inertia M⁻¹, by Θ(n²) "
@@ -136,6 +142,8 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
                                                "(per-bone kp/kd) while reacting to gravity, cables and contacts")
     follow_scale: FloatProperty(name="Gain Scale", default=1.0, min=0.0, soft_max=100.0,  # type: ignore[valid-type]
                                 description="Multiplies every bone's follow kp and kd")
+    follow_gains: EnumProperty(name="Gains", items=FOLLOW_GAIN_ITEMS, default="AUTO",  # type: ignore[valid-type]
+                               description="How the follow controller's gains are chosen")
     collide: BoolProperty(name="Collide", default=True,  # type: ignore[valid-type]
                           description="This object's bounding box touches the ground plane (when ground contact "
                                       "is on)")
@@ -162,8 +170,8 @@ class REDMAX_PG_saved(bpy.types.PropertyGroup):
 
 class REDMAX_PG_scene(bpy.types.PropertyGroup):
     solver: EnumProperty(name="Solver", items=SOLVER_ITEMS, default="PCG")  # type: ignore[valid-type]
-    substeps: IntProperty(name="Substeps", default=2, min=1, soft_max=64,  # type: ignore[valid-type]
-                          description="Simulation steps per animation frame")
+    substeps: IntProperty(name="Substeps", default=2, min=1, soft_max=64, max=MAX_SUBSTEPS,  # type: ignore[valid-type]
+                          description=f"Simulation steps per animation frame (1 … {MAX_SUBSTEPS})")
     integrator: EnumProperty(name="Integrator", items=INTEGRATOR_ITEMS, default="BDF2",  # type: ignore[valid-type]
                              description="How each step advances the motion in time")
     density: FloatProperty(name="Density", default=1000.0, min=1e-6,  # type: ignore[valid-type]

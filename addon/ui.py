@@ -15,12 +15,30 @@ def _summary_key(context):
     s = bscene.redmax
     obs = []
     for ob in bscene.objects:
-        rb, c = ob.rigid_body, ob.rigid_body_constraint
+        rb, c, f = ob.rigid_body, ob.rigid_body_constraint, ob.field
         obs.append((ob.name, ob.type, ob.redmax.simulate, rb.type if rb else "", tuple(ob.scale),
                     (c.type, c.enabled, getattr(c.object1, "name", ""), getattr(c.object2, "name", "")) if c else (),
-                    ob.select_get() if s.selected_only else False))
+                    ob.select_get() if s.selected_only else False, _settings_key(rb), _settings_key(c),
+                    (f.type, f.shape, f.noise, f.use_absorption) if f is not None else ()))
     items = tuple((i.kind, getattr(i.object_a, "name", ""), getattr(i.object_b, "name", "")) for i in s.links)
-    return bscene.name, s.selected_only, tuple(obs), items
+    w = bscene.rigidbody_world
+    world = (w.solver_iterations, w.use_split_impulse, w.time_scale) if w is not None else ()
+    return bscene.name, s.selected_only, tuple(obs), items, world
+
+
+SUMMARY_SETTINGS = {  # what the summary's counts and its "ignored" list read of a rigid body or a constraint
+    "RigidBodyObject": ("enabled", "kinematic", "use_deactivation", "use_start_deactivated"),
+    "RigidBodyConstraint": ("use_override_solver_iterations", "spring_type", "use_breaking", "disable_collisions",
+                            "use_motor_lin", "use_motor_ang", *(f"use_limit_{k}_{a}" for k in ("lin", "ang")
+                                                               for a in "xyz")),
+}
+
+
+def _settings_key(struct) -> tuple:
+    """The values of a rigid body's or constraint's settings that the Scene Summary depends on."""
+    if struct is None:
+        return ()
+    return tuple(getattr(struct, k) for k in SUMMARY_SETTINGS[struct.bl_rna.identifier])
 
 
 def scene_summary(context) -> dict:
@@ -32,6 +50,7 @@ def scene_summary(context) -> dict:
             value = mapping.summary(context, objects)
         except Exception as err:  # a panel must draw whatever the scene holds; the bake reports it in full
             value = {"bodies": 0, "joints": 0, "links": 0, "closures": 0, "dof": 0, "left_out": {},
+                     "anchors": 0, "motors": 0, "fields": 0, "ignored": [],
                      "error": f"{type(err).__name__}: {err}"}
         _SUMMARY["key"], _SUMMARY["value"] = key, value
     return _SUMMARY["value"]
@@ -106,11 +125,15 @@ class REDMAX_PT_summary(_Tab):
         col = layout.column(align=True)
         col.label(text=f"{info['bodies']} bodies, {info['joints']} joints, {info['dof']} DoF")
         col.label(text=f"{info['links']} cables/springs, {info['closures']} loop closures")
+        if info["anchors"] or info["motors"] or info["fields"]:
+            col.label(text=f"{info['anchors']} moving anchors, {info['motors']} motors, {info['fields']} force fields")
         if info["error"]:
             col.label(text=f"Cannot bake: {info['error']}", icon="ERROR")
         for reason, names in info["left_out"].items():
             shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
             col.label(text=f"Left out: {shown} — {reason}", icon="INFO")
+        for element, setting, why in info["ignored"]:
+            col.label(text=f"Ignored: {element}: {setting} — {why}", icon="ERROR")
 
 
 class REDMAX_PT_ground(_Tab):
@@ -158,6 +181,7 @@ class REDMAX_PT_body(_Tab):
             row.prop(bs, "contact_radius")
             if ob.redmax.follow_animation:
                 col = layout.column(heading="Follow Animation")
+                col.active = ob.redmax.follow_gains == "MANUAL"
                 col.prop(bs, "follow_kp")
                 col.prop(bs, "follow_kd")
             return
@@ -175,6 +199,7 @@ class REDMAX_PT_body(_Tab):
             layout.prop(os_, "linear_density")
             layout.prop(os_, "follow_animation")
             if os_.follow_animation:
+                layout.prop(os_, "follow_gains")
                 layout.prop(os_, "follow_scale")
                 if ob.animation_data is None or ob.animation_data.action is None:
                     layout.label(text="No action to follow", icon="ERROR")

@@ -9,10 +9,11 @@ from .algorithms import (
     aba, bias_forces, body_velocities, cholesky_inverse, cholesky_solve, configuration_from_poses, crba, forward_kinematics,
     link_poses, link_velocities, ltdl, ltdl_solve, minv, rnea,
 )
-from .errors import (ConvergenceError, ConvergenceWarning, ModelError, SceneFileError, SimulationError,
-                     SimulatorOptionError, URDFError)
+from .errors import (ConvergenceError, ConvergenceWarning, ModelError, OutputPathError, SceneFileError,
+                     SimulationError, SimulatorOptionError, URDFError)
 from .integrators import integrate, rk4_step, semi_implicit_euler_step
 from .model import Data, Model, ModelBuilder, State
+from .output_paths import output_file, output_folder
 from .random_tree import random_configuration, random_tree
 from .scene import Scene
 from .scene_file import load_scene, save_scene
@@ -25,7 +26,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Model", "ModelBuilder", "State", "Data", "ModelError", "URDFError", "SimulationError",
-    "SceneFileError", "SimulatorOptionError", "ConvergenceError", "ConvergenceWarning",
+    "SceneFileError", "SimulatorOptionError", "ConvergenceError", "ConvergenceWarning", "OutputPathError",
+    "output_file", "output_folder",
     "aba", "rnea", "bias_forces", "crba", "minv", "ltdl", "ltdl_solve", "cholesky_solve", "cholesky_inverse",
     "forward_kinematics", "link_poses", "configuration_from_poses", "body_velocities", "link_velocities",
     "integrate", "rk4_step", "semi_implicit_euler_step", "energy", "kinetic_energy", "potential_energy",

@@ -38,3 +38,8 @@ class ConvergenceError(SimulationError):
 class ConvergenceWarning(RuntimeWarning):
     """PCG reached its iteration cap (``on_unconverged="warn"``, issued once per Simulator)."""
 
+
+
+class OutputPathError(OSError):
+    """A file or folder a command was told to write cannot be written (checked before the work starts,
+    ``engine.output_paths``); the message is one line naming the option, the path and the reason."""

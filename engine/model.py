@@ -15,6 +15,7 @@ Bodies are stored topologically ordered (``parent[i] < i``; the world is -1).
 from __future__ import annotations
 
 import copy
+import threading
 from collections import namedtuple
 from dataclasses import dataclass
 
@@ -42,7 +43,7 @@ KinematicTree = namedtuple(
     ],
 )
 
-#: Preallocated per-model workspace (one per thread that runs kernels).
+#: Preallocated per-model workspace (one per thread that runs kernels: ``PerThreadWorkspaces``).
 Workspace = namedtuple(
     "Workspace",
     [
@@ -59,6 +60,17 @@ Workspace = namedtuple(
         "zero_nv",          # (nv,) zeros: "no reduced diagonal term" for project_joint
     ],
 )
+
+
+class PerThreadWorkspaces(threading.local):
+    """A model's workspaces for the calling thread: ``model.data``, the algorithms' flat buffers
+    (``algorithms._flat``) and SPD's (``control.spd``). The kernels release the GIL, so two threads
+    computing in one workspace would overwrite each other's intermediate results; each thread builds
+    its own on first use (docs/errors.md, "Threads")."""
+
+    data = None
+    flat = None
+    spd = None
 
 
 @dataclass
@@ -124,6 +136,7 @@ def _rotation_matrix(rot, what: str) -> np.ndarray:
 
 MAX_LENGTH = 1e6   # m: positions beyond this (1000 km) are a unit mistake, and overflow the inertia algebra
 MAX_MASS = 1e15    # kg
+MAX_BODIES = 1_000_000  # per model: about a minute to build and a gigabyte of workspaces (docs/errors.md)
 
 
 def _vector3(x, what: str, bound: float = MAX_LENGTH) -> np.ndarray:
@@ -225,6 +238,8 @@ class ModelBuilder:
         """
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
+        if len(self._bodies) >= MAX_BODIES:
+            raise ModelError(f"body '{name}': a model has at most {MAX_BODIES:,} bodies")
         if name in self._names:
             raise ModelError(f"body '{name}': a body with this name already exists")
         where = f"body '{name}'"
@@ -279,6 +294,8 @@ class ModelBuilder:
             if not isinstance(shape, dict):
                 raise ModelError(f"{where}: shape must be a dict, got {shape!r}")
             parse_shape(shape, c, f"{where} shape")
+        if isinstance(parent, (bool, np.bool_)):  # True would silently mean body 1
+            raise ModelError(f"{where}: parent must be a handle, a body name or -1, got {parent!r}")
         if isinstance(parent, (int, np.integer)):
             p = int(parent)
             if p < -1 or p >= len(self._bodies):
@@ -421,12 +438,22 @@ class Model:
         m.builder_order = list(order)
         m._body_index = {name: i for i, name in enumerate(m.body_names)}
         m._joint_index = {name: i for i, name in enumerate(m.joint_names)}
+        m._per_thread = PerThreadWorkspaces()
         for arr in (m.body_parent, m.joint_type, m.joint_axis, m.joint_origin, m.joint_rotation, m.joint_nq,
                     m.joint_nv, m.q_start, m.v_start, m.body_mass, m.body_com, m.body_rotation,
                     m.body_principal_inertia, m.dof_parent, m.dof_body, m.joint_lower, m.joint_upper, m.joint_limit_order, m.gravity,
                     *m.tree):
             arr.flags.writeable = False
         return m
+
+    def __getstate__(self):  # pickle / copy: the workspaces stay with this model's threads
+        state = dict(self.__dict__)
+        state.pop("_per_thread", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._per_thread = PerThreadWorkspaces()
 
     # ------------------------------------------------------------ lookup
     def body_index(self, name: str) -> int:
@@ -464,10 +491,7 @@ class Model:
         Shares every other (read-only) array with this model; gets its own workspace.
         """
         g = _vector3(gravity, "gravity").copy()
-        m = copy.copy(self)
-        m.__dict__.pop("_data", None)
-        m.__dict__.pop("_spd_workspace", None)  # per-model caches are not shared with the copy
-        m.__dict__.pop("_flat", None)
+        m = copy.copy(self)  # with workspaces of its own (__getstate__)
         g6 = np.zeros(6)
         g6[3:] = g
         g.flags.writeable = False
@@ -488,11 +512,11 @@ class Model:
 
     @property
     def data(self) -> Workspace:
-        """The model's default workspace, created on first use (not thread-safe)."""
-        ws = self.__dict__.get("_data")
+        """The model's default workspace for the calling thread, created on its first use there."""
+        mine = self._per_thread
+        ws = mine.data
         if ws is None:
-            ws = self.make_workspace()
-            self.__dict__["_data"] = ws
+            ws = mine.data = self.make_workspace()
         return ws
 
     def __repr__(self) -> str:

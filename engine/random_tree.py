@@ -7,7 +7,7 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError
-from .model import Model, ModelBuilder
+from .model import MAX_BODIES, Model, ModelBuilder
 
 _MOVING = ("revolute", "prismatic", "universal", "spherical", "fixed")
 
@@ -37,8 +37,10 @@ def random_tree(
     a free joint. random_frames: random joint offsets, rotations, COMs and
     inertia axes (else simple unit-length links along x).
     """
-    if n_bodies < 1:
-        raise ModelError("random_tree needs at least one body")
+    if isinstance(n_bodies, (bool, np.bool_)) or not isinstance(n_bodies, numbers.Integral):
+        raise ModelError(f"random_tree: n_bodies must be a whole number, got {n_bodies!r}")
+    if not 1 <= n_bodies <= MAX_BODIES:
+        raise ModelError(f"random_tree: n_bodies must be 1 … {MAX_BODIES:,}, got {n_bodies:,}")
     if not (branching in ("chain", "binary", "random") or isinstance(branching, numbers.Real) and
             not isinstance(branching, (bool, np.bool_)) and 0.0 <= branching <= 1.0):
         raise ModelError(f"random_tree: branching must be 'chain', 'binary', 'random' or a probability in [0, 1], "

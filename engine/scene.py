@@ -19,7 +19,10 @@ from .contact.shapes import Ground, colliding_bodies
 from .algorithms._checks import as_q, as_v
 from .errors import ModelError
 from .forces.point_pair import PairArrays
+from .algorithms.kinematics import joint_pass, velocity_pass, world_pass
+from .forces.fields import field_point_forces
 from .model import Model, _float_array as _floats, _number as _scalar  # the builder's checks
+from .scene_drives import Drives, DrivesMixin
 from .stepper import Control
 
 WORLD = -1
@@ -42,6 +45,12 @@ def _axis(x, what: str) -> np.ndarray:
     if n < 1e-9:
         raise ModelError(f"{what} has zero length")
     return v / n
+
+
+def _nonnegative(x: float, what: str, entry: str = "") -> None:
+    """The rule for stiffness, damping and body damping: a finite number ≥ 0 (negative damping adds energy)."""
+    if not (np.isfinite(x) and x >= 0):
+        raise ModelError(f"{what} must be ≥ 0, got {x:g}" + (f" ({entry})" if entry else ""))
 
 
 def _copied(value):
@@ -145,6 +154,14 @@ class FrozenScene:
     metadata: dict
     pair_names: tuple = ()
     _pair_arrays: PairArrays | None = None
+    drives: Drives = field(default_factory=Drives)  # prescribed joints, motors, breakables, drag, fields
+
+    # the drives under the Scene's names (engine.scene_drives)
+    prescribed = property(lambda self: self.drives.prescribed)
+    motors = property(lambda self: self.drives.motors)
+    breakable = property(lambda self: self.drives.breakable)
+    velocity_decay = property(lambda self: self.drives.velocity_decay)
+    force_fields = property(lambda self: self.drives.force_fields)
 
     def pair_arrays(self) -> PairArrays:
         """Structure-of-arrays of all springs/cables/dampers for the kernels."""
@@ -154,8 +171,9 @@ class FrozenScene:
         return self
 
 
-class Scene:
-    """A model plus what acts on it. Build with the ``add_*`` methods, then simulate."""
+class Scene(DrivesMixin):
+    """A model plus what acts on it. Build with the ``add_*`` methods, then simulate (the drives — prescribed
+    joints, motors, breakables, velocity decay, force fields — are ``engine.scene_drives``)."""
 
     def __init__(self, model: Model, *, name: str = "scene", q0=None, qd0=None):
         self.model = model
@@ -184,6 +202,7 @@ class Scene:
         self.body_contact: dict | None = None  # contact between bodies' spheres and capsules (``set_body_contacts``)
         self.controllers: list = []  # callables fn(scene, t) run before each step (e.g. a gait moving joint_rest)
         self.metadata: dict = {}
+        self._drives_init()
 
     # ----------------------------------------------------------- lookup
     def body(self, ref, what: str) -> int:
@@ -260,18 +279,29 @@ class Scene:
         return self._add_pair("damper", body_a, point_a, body_b, point_b, 0.0, damping, 0.0, frame, name, False)
 
     def add_joint_spring(self, joint: str, stiffness: float, damping: float = 0.0, rest=None) -> None:
-        """Joint stiffness K_r and damping D_r about a rest value (default: the initial q)."""
+        """Joint stiffness K_r and damping D_r about a rest value (default: the initial q). stiffness and
+        damping: a number for every dof of the joint, or one per dof (e.g. a ball joint's three axes)."""
         try:
             if not isinstance(joint, str):
                 raise KeyError(joint)
             j = self.model.joint_index(joint)
         except KeyError:
             raise ModelError(f"joint spring: no joint named '{joint}'") from None
-        stiffness = _scalar(stiffness, f"joint spring on '{joint}': stiffness")
-        damping = _scalar(damping, f"joint spring on '{joint}': damping")
-        if stiffness < 0 or damping < 0 or not np.isfinite(stiffness + damping):
-            raise ModelError(f"joint spring on '{joint}': stiffness and damping must be ≥ 0")
         vs = self.model.v_slice(joint)
+        nv = vs.stop - vs.start
+        values = []
+        for label, x in (("stiffness", stiffness), ("damping", damping)):
+            if not isinstance(x, (list, tuple, np.ndarray)) or np.ndim(_floats(x, f"joint spring on '{joint}': {label}")) == 0:
+                values.append(np.full(nv, _scalar(x, f"joint spring on '{joint}': {label}")))
+            else:
+                v = _floats(x, f"joint spring on '{joint}': {label}").reshape(-1)
+                if v.shape != (nv,):
+                    raise ModelError(f"joint spring on '{joint}': {label} needs 1 or {nv} numbers, got {x!r}")
+                values.append(v)
+        stiffness, damping = values
+        for label, v in (("stiffness", stiffness), ("damping", damping)):
+            for x in v:
+                _nonnegative(x, f"joint spring on '{joint}': {label}")
         self.joint_stiffness[vs] = stiffness
         self.joint_damping[vs] = damping
         if rest is not None:
@@ -290,14 +320,12 @@ class Scene:
                     raise ModelError(f"joint spring on '{joint}': rest quaternion must have unit length, "
                                      f"got |q| = {np.linalg.norm(quat):.6g}")
             self.joint_rest[qs] = r
-        if self.model.joint_type[j] == J.FREE and stiffness > 0:
+        if self.model.joint_type[j] == J.FREE and np.any(stiffness > 0):
             raise ModelError(f"joint spring on '{joint}': free joints take no stiffness")
 
     def set_body_damping(self, coefficient: float, body=None) -> None:
         """Viscous damping D_m = d·I on each body's twist (one body, or all when body is None)."""
-        d = _scalar(coefficient, "body damping")
-        if d < 0 or not np.isfinite(d):
-            raise ModelError(f"body damping must be ≥ 0, got {coefficient}")
+        _nonnegative(_scalar(coefficient, "body damping"), "body damping")
         if body is None:
             self.body_damping[:] = coefficient
         else:
@@ -345,13 +373,14 @@ class Scene:
     def set_pair(self, index: int, *, stiffness=None, damping=None, rest_length=None) -> None:
         """Change spring/cable/damper ``index``: stiffness (N/m), damping (N·s/m), rest length (m).
         Simulators copy the pairs when they are created, so this affects simulators made afterwards."""
-        if not 0 <= index < len(self._pairs):
-            raise ModelError(f"pair {index}: no such spring or cable (the scene has {len(self._pairs)})")
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
+                or not 0 <= index < len(self._pairs):
+            raise ModelError(f"pair {index!r}: no such spring or cable (the scene has {len(self._pairs)})")
         a, b, la, lb, k, d, rest, tension_only = self._pairs[index]
         what = f"spring/cable '{self.pair_names[index]}'"
         for label, v in (("stiffness", stiffness), ("damping", damping), ("rest length", rest_length)):
-            if v is not None and (not np.isfinite(v) or v < 0):
-                raise ModelError(f"{what}: {label} must be ≥ 0, got {v}")
+            if v is not None:
+                _nonnegative(_scalar(v, f"{what}: {label}"), f"{what}: {label}")
         self._pairs[index] = (a, b, la, lb, k if stiffness is None else float(stiffness),
                               d if damping is None else float(damping), rest if rest_length is None else float(rest_length),
                               tension_only)
@@ -472,7 +501,10 @@ class Scene:
                 np.array([i[2] for i in items], float).reshape(m, 3))
 
     def finalize(self) -> FrozenScene:
-        """The scene as steppers are built from it: a snapshot whose later edits here do not reach them."""
+        """The scene as steppers are built from it: a snapshot whose later edits here do not reach them.
+        Its public arrays (q0, qd0, joint_rest, joint_stiffness, joint_damping, body_damping), which users may
+        write, are checked here by the rules of the methods that set them (docs/errors.md)."""
+        self.check_arrays()
         return FrozenScene(
             self.model, self.name, self.q0.copy(), self.qd0.copy(), self.joint_rest.copy(),
             self.joint_stiffness.copy(), self.joint_damping.copy(), self.body_damping.copy(),
@@ -480,12 +512,49 @@ class Scene:
             tuple(copy.deepcopy(self.loop_closures)), self.ground,
             None if self.contact_bodies is None else list(self.contact_bodies),
             None if self.body_contact is None else copy.deepcopy(self.body_contact), dict(self.metadata),
-            tuple(self.pair_names), self.pair_arrays())
+            tuple(self.pair_names), self.pair_arrays(), self.drives_snapshot())
 
-    def control(self, t: float) -> Control:
+    def check_arrays(self) -> None:
+        """ModelError naming the entry of the first of the scene's writable arrays that breaks the rule its
+        setter applies: q0, joint_rest finite with unit quaternions; qd0 finite; joint stiffness and damping
+        and body damping finite and ≥ 0, no stiffness on a free joint."""
+        model, where = self.model, f"scene '{self.name}'"
+        self.q0 = as_q(model, self.q0, f"{where}: q0")
+        self.qd0 = as_v(model, self.qd0, f"{where}: qd0")
+        self.joint_rest = as_q(model, self.joint_rest, f"{where}: joint_rest")
+        for label, array, size, names in (("stiffness", "joint_stiffness", model.nv, None),
+                                          ("damping", "joint_damping", model.nv, None),
+                                          ("body damping", "body_damping", model.n_bodies, model.body_names)):
+            values = _floats(getattr(self, array), f"{where}: {array}")
+            if values.shape != (size,):
+                raise ModelError(f"{where}: {array} must have shape ({size},), got {values.shape}")
+            for k in np.flatnonzero(~(values >= 0.0) | ~np.isfinite(values))[:1]:
+                owner = (f"joint spring on '{model.joint_names[model.dof_body[k]]}': {label}" if names is None
+                         else f"{label} on body '{names[k]}'")
+                _nonnegative(values[k], owner, f"scene.{array}[{k}]")
+            setattr(self, array, values)
+        free = np.flatnonzero((model.joint_type[model.dof_body] == J.FREE) & (self.joint_stiffness != 0.0))
+        if len(free):
+            raise ModelError(f"joint spring on '{model.joint_names[model.dof_body[free[0]]]}': free joints take no "
+                             f"stiffness (scene.joint_stiffness[{free[0]}] = {self.joint_stiffness[free[0]]:g})")
+
+    def control(self, t: float, state=None) -> Control:
         """What a step starting at time t (s) reads from the scene's time-varying parts: the joint
-        springs' rest configuration (controllers may move it) and the point forces and moving loads."""
-        return Control(float(t), self.joint_rest, self.point_force_arrays(t))
+        springs' rest configuration (controllers may move it) and the point forces and moving loads, with the
+        force fields' forces at ``state`` (q, q̇) when the scene has fields and a state is given."""
+        forces = self.point_force_arrays(t)
+        if self.force_fields and state is not None:
+            forces = _joined(forces, self._field_forces(state.q, state.qd, t))
+        return Control(float(t), self.joint_rest, forces)
+
+    def _field_forces(self, q, qd, t):
+        """(body, point, force) of the force fields at (q, q̇) and time t."""
+        ws = self.model.data  # (the model's workspace of the calling thread)
+        q, qd = np.ascontiguousarray(q, float), np.ascontiguousarray(qd, float)
+        joint_pass(self.model.tree, q, ws)
+        world_pass(self.model.tree, ws)
+        velocity_pass(self.model.tree, q, qd, ws)
+        return field_point_forces(self.force_fields, np.transpose(ws.X0_E, (0, 2, 1)), ws.X0_r, ws.v, t)
 
     @property
     def n_pairs(self) -> int:
@@ -494,3 +563,12 @@ class Scene:
     def __repr__(self) -> str:
         return (f"<Scene '{self.name}': {self.model.n_bodies} bodies, {self.model.nv} dofs, {self.n_pairs} springs/cables, "
                 f"{len(self.loop_closures)} loop closures>")
+
+
+def _joined(a, b):
+    """Two (body, point, force) triples as one."""
+    if len(a[0]) == 0:
+        return b
+    if len(b[0]) == 0:
+        return a
+    return tuple(np.concatenate([x, y]) for x, y in zip(a, b))

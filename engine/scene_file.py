@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from . import joints as J
-from .errors import ModelError, SceneFileError
+from .errors import ModelError, OutputPathError, SceneFileError
 from .model import ModelBuilder
+from .output_paths import output_file
 from .scene import LOOP_KINDS, WORLD, LoopClosure, Scene
 
 FORMAT = "redmax-scene"
@@ -101,11 +102,19 @@ def scene_to_dict(scene: Scene) -> dict:
         except TypeError:
             pass  # metadata that is not plain data stays behind
     body_damping = scene.body_damping
+    unwritten = [what for what, items in (("prescribed joints", scene.prescribed), ("motors", scene.motors),
+                                          ("breakable joints", scene.breakable), ("force fields", scene.force_fields))
+                 if items]
+    if unwritten:
+        raise SceneFileError(f"scene '{scene.name}': a scene file cannot hold its {', '.join(unwritten)} "
+                             "(they are functions of time or of the bake's Blender settings)")
+    decay = scene.velocity_decay
     return {
         "format": FORMAT, "version": VERSION, "name": scene.name, "gravity": _vec(model.gravity),
         "bodies": bodies, "q0": _vec(scene.q0), "qd0": _vec(scene.qd0),
         "joint_springs": joint_springs,
         "body_damping": float(body_damping[0]) if body_damping.size and np.ptp(body_damping) == 0 else _vec(body_damping),
+        **({"velocity_decay": [_vec(r) for r in decay]} if np.any(decay) else {}),
         "springs": springs, "point_forces": forces, "moving_loads": loads, "loop_closures": closures,
         **({"ground": {"height": g.height, "normal": list(g.normal), "friction": g.friction,
                        "restitution": g.restitution,
@@ -119,9 +128,14 @@ def scene_to_dict(scene: Scene) -> dict:
 
 
 def save_scene(scene: Scene, path) -> Path:
-    """Write ``scene`` as a JSON scene file; returns the path."""
-    path = Path(path)
-    path.write_text(json.dumps(scene_to_dict(scene), indent=1) + "\n", encoding="utf-8")
+    """Write ``scene`` as a JSON scene file; returns the path. OutputPathError (an OSError, one line) when the
+    path cannot be written."""
+    path = output_file(path, "scene file")
+    text = json.dumps(scene_to_dict(scene), indent=1) + "\n"  # (all of it before the file is opened)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise OutputPathError(f"cannot write scene file '{path}': {err.strerror or err}") from None
     return path
 
 
@@ -290,6 +304,12 @@ def _add_forces(rd: _Reader, data: dict, scene: Scene) -> None:
     if np.any(bd < 0) or bd.size not in (1, model.n_bodies):
         raise rd.error("body_damping", f"must be ≥ 0, one number or one per body ({model.n_bodies})")
     scene.body_damping[:] = bd
+    decay = data.get("velocity_decay")
+    if decay is not None:
+        rates = rd.numbers(data, "velocity_decay", "velocity_decay", None)
+        if rates.size != 2 * model.n_bodies or np.any(rates < 0):
+            raise rd.error("velocity_decay", f"must be (linear, angular) rates ≥ 0 for each of the {model.n_bodies} bodies")
+        scene.velocity_decay[:] = rates.reshape(model.n_bodies, 2)
     for k, spec in enumerate(rd.items(data, "springs")):
         what = rd.where = f"spring {k}" if not isinstance(spec.get("name"), str) else f"spring '{spec['name']}'"
         kind = rd.get(spec, "type", what, "spring")

@@ -48,6 +48,74 @@ def check_options(dt, options: dict) -> float:
     return dt
 
 
+# settings users reach for in a stage's dict that live elsewhere
+_ELSEWHERE = {"mu": "friction is the ground's: scene.set_ground(friction=...)",
+              "friction": "friction is the ground's: scene.set_ground(friction=...)",
+              "method": "the contact method is the Simulator option contact_method",
+              "threads": "the contact threads are the Simulator option contact_threads"}
+
+
+def check_stage_options(option: str, value, stage, set_elsewhere=()) -> dict:
+    """``value`` of the Simulator option ``option`` (``contact_options``, ``limit_options``) as a dict of keyword
+    settings of ``stage`` (a class: ``ContactHandler``, ``JointLimits``) — a dict, each key one of the stage's
+    parameters with a default but ``set_elsewhere`` (else the closest match and the list), each value of the kind of
+    that parameter's default (a number ≥ 0; a whole number ≥ 1 where the default is one; None where it is None).
+    SimulatorOptionError naming the option and the setting, as for the Simulator's own options."""
+    import inspect
+
+    from .solvers.registry import _did_you_mean
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SimulatorOptionError(f"Simulator option '{option}' must be a dict of settings, got {value!r} "
+                                   f"({type(value).__name__})")
+    params = inspect.signature(stage).parameters
+    known = [name for name, p in params.items()  # the settings: the parameters with a default
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty
+             and name not in set_elsewhere]
+    for key, v in value.items():
+        if key not in known:
+            hint = f" ({_ELSEWHERE[key]})" if isinstance(key, str) and key in _ELSEWHERE else ""
+            raise SimulatorOptionError(f"Simulator option '{option}': {key!r} is not a setting{hint}; "
+                                       f"{_did_you_mean(key, known)}its settings: {', '.join(known)}")
+        default, name = params[key].default, f"{option}['{key}']"
+        if default is None and v is None:
+            continue
+        if isinstance(default, bool):
+            if not isinstance(v, (bool, np.bool_)):
+                raise SimulatorOptionError(f"Simulator option {name} must be True or False, got {v!r}")
+        elif isinstance(default, int):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
+                raise SimulatorOptionError(f"Simulator option {name} must be a whole number ≥ 1, got {v!r}")
+        elif isinstance(default, str):
+            if not isinstance(v, str):
+                raise SimulatorOptionError(f"Simulator option {name} must be a string, got {v!r}")
+        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+            raise SimulatorOptionError(f"Simulator option {name} must be a number, got {v!r} ({type(v).__name__})")
+        elif v < 0:
+            raise SimulatorOptionError(f"Simulator option {name} must be ≥ 0, got {v!r}")
+    return dict(value)
+
+
+def check_contact_method(method) -> str:
+    """The Simulator option ``contact_method``: one of ``contact.space.METHODS``."""
+    from .contact.space import METHODS
+    from .solvers.registry import _did_you_mean
+
+    if not isinstance(method, str) or method not in METHODS:
+        raise SimulatorOptionError(f"Simulator option 'contact_method' must be one of {', '.join(METHODS)}; "
+                                   f"{_did_you_mean(method, METHODS)}got {method!r}")
+    return method
+
+
+def check_threads(n, name: str) -> int:
+    """A thread count option: a whole number 1 … 1024."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or not 1 <= n <= 1024:
+        raise SimulatorOptionError(f"Simulator option '{name}' must be a whole number of threads 1 … 1024, got {n!r}")
+    return int(n)
+
+
 def check_step_count(n) -> int:
     """n of ``step(n)``: a non-negative integer (an integral float such as 3.0 is not accepted either)."""
     if type(n) is int and n >= 0:  # the usual call, without the abstract-class checks

@@ -2,18 +2,30 @@
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .algorithms._checks import as_q, as_v
-from .errors import SimulationError
+from .algorithms._checks import as_q, as_v, plain_vector, state_ok_flat
+from .algorithms._flat import flat_model
+from .breaking import BreakWatch, scene_with_free_joint, scene_without_closure
+from .errors import ModelError, SimulationError
 from .model import State
 from .scene import Scene
-from .sim_checks import DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_options, check_step_count
-from .solvers.stages.joint_limits import check_enforce_limits
+from .contact.handler import ContactHandler
+from .sim_checks import (DEFAULT_MAX_ITER, ConvergenceMonitor, check_closures_feasible, check_contact_method,
+                         check_options, check_stage_options, check_step_count, check_threads)
+from .solvers.stages.joint_limits import JointLimits, check_enforce_limits
 from .solvers.registry import SOLVERS, STEPPERS, check_option_names, make_stepper  # noqa: F401  (SOLVERS: the names, for the viewer)
+
+
+def _start_time(t) -> float:
+    """sim.state.t as a float, or a ModelError (it may have been set from outside)."""
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)) or not math.isfinite(t):
+        raise ModelError(f"sim.state.t must be a finite number of seconds, got {t!r}")
+    return float(t)
 
 
 @dataclass
@@ -43,6 +55,9 @@ class SimulationStats:
 # the options Simulator takes itself (the rest go to the solver's stepper: ``registry.solver_options``)
 SIMULATOR_OPTIONS = ("on_unconverged", "contact_method", "contact_threads", "contact_options", "enforce_limits",
                      "limit_options")
+# scene controllers write the scene (joint_rest, forces): Simulators of one scene in several threads run them
+# and sample the control they set one at a time (a controller is Python, which holds the GIL anyway)
+_CONTROLLERS = threading.Lock()
 
 
 class Simulator:
@@ -87,20 +102,26 @@ class Simulator:
     def __init__(self, scene: Scene, solver: str = "pcg", dt: float = 1.0 / 240.0, **options):
         check_option_names(solver, options, SIMULATOR_OPTIONS)
         dt = check_options(dt, options)
+        frozen = scene.finalize()  # (checks the scene's public arrays, which users may have written)
         check_closures_feasible(scene)
         on_unconverged = options.pop("on_unconverged", "warn")
         self.scene = scene
         self.model = scene.model
         self.solver = solver
         self.dt = float(dt)
-        self.state = State(scene.q0.copy(), scene.qd0.copy(), 0.0)
+        self.state = State(frozen.q0.copy(), frozen.qd0.copy(), 0.0)
         self.stats = SimulationStats()
-        contact = {"method": options.pop("contact_method", "minv"), "threads": options.pop("contact_threads", 1),
-                   **options.pop("contact_options", {})}
+        contact = {"method": check_contact_method(options.pop("contact_method", "minv")),
+                   "threads": check_threads(options.pop("contact_threads", 1), "contact_threads"),
+                   **check_stage_options("contact_options", options.pop("contact_options", {}), ContactHandler,
+                                         ("method", "threads"))}
         enforce = check_enforce_limits(options.pop("enforce_limits", True))
-        limit_options = options.pop("limit_options", {})
-        self._stepper = make_stepper(solver, scene.finalize(), self.dt, contact=contact,
-                                     limits=limit_options if enforce else None, **options)
+        limit_options = check_stage_options("limit_options", options.pop("limit_options", {}), JointLimits)
+        self._make = lambda fs: make_stepper(solver, fs, self.dt, contact=contact,
+                                             limits=limit_options if enforce else None, **options)
+        self._stepper = self._make(frozen)
+        self._breaks = BreakWatch(scene, self.dt)
+        self.broken: list = []  # (t, name) of each joint or loop closure that broke (``Scene.set_breakable``)
         self._monitor = ConvergenceMonitor(getattr(self._stepper, "iterative", False), on_unconverged,
                                            options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", 1e-8))
 
@@ -115,41 +136,86 @@ class Simulator:
         return getattr(self._stepper, "limits", None)
 
     def step(self, n: int = 1) -> State:
-        """Advance n steps; raises SimulationError (naming the step and quantity) on divergence."""
+        """Advance n steps; raises SimulationError (naming the step and quantity) on divergence, and ModelError
+        naming the entry when ``sim.state`` or ``scene.joint_rest`` was set from outside to something the step
+        cannot take (non-finite, a quaternion that is not unit: docs/errors.md)."""
         t0 = time.perf_counter()
         stepper, stats = self._stepper, self.stats
         for _ in range(check_step_count(n)):
             s = self.state
-            for controller in self.scene.controllers:
-                controller(self.scene, s.t)
+            if type(s.t) is not float:
+                self.state = s = State(s.q, s.qd, _start_time(s.t))
+            control = self._control(s.t, s)
+            flat = self.model._per_thread.flat or flat_model(self.model)
+            if not (plain_vector(s.q) and plain_vector(s.qd) and plain_vector(control.joint_rest)
+                    and state_ok_flat(flat.ints, flat.floats, s.q, s.qd, control.joint_rest)):
+                s, control = self._checked_start(s, control)
             try:
-                new = stepper.step(s, self.scene.control(s.t))
+                new = stepper.step(s, control)
             except np.linalg.LinAlgError as err:  # LAPACK on non-finite values: a divergence inside the step
-                self._check_input(s)
                 raise SimulationError(f"simulation diverged at step {stats.steps + 1} (t = {s.t + self.dt:.4f} s): "
                                       f"{err} (non-finite forces or state); {stepper.divergence_hint}") from None
             self._monitor.record(stats, stepper.stats.iterations, stats.steps + 1, s.t + self.dt)  # may raise: state kept
-            self._check(new.q, new.qd, s)
+            self._check(new.q, new.qd)
             self.state = new
             stats.steps += 1
             stats.iterations.append(stepper.stats.iterations)
             stats.total_iterations.append(stepper.stats.total_iterations)
             stats.constraint_error = stepper.stats.constraint_error
             stats.solve_seconds += stepper.stats.solve_seconds
+            if self._breaks:
+                broken = self._breaks.check(stepper, s, new)
+                if broken:
+                    self._break(broken)
+                    stepper = self._stepper
         stats.wall_seconds += time.perf_counter() - t0
         return self.state
 
-    def _check_input(self, start: State) -> None:
-        """A start state set from outside (``sim.state.q[k] = nan``) is the caller's input, not a divergence:
-        a ModelError naming the entry and its joint instead of blaming dt (checked once a step has failed)."""
-        as_q(self.model, start.q, "sim.state.q"), as_v(self.model, start.qd, "sim.state.qd")
+    def _control(self, t: float, state: State):
+        """The scene's control at t (force fields at ``state``), after its controllers ran (under a lock, with a
+        private joint_rest, when there are controllers: another thread's Simulator of the same scene runs them
+        for its own t)."""
+        scene = self.scene
+        if not scene.controllers:
+            return scene.control(t, state)
+        with _CONTROLLERS:
+            for controller in scene.controllers:
+                controller(scene, t)
+            control = scene.control(t, state)
+            return control._replace(joint_rest=np.array(control.joint_rest, dtype=float))
 
-    def _check(self, q, qd, start: State):
+    def _break(self, broken) -> None:
+        """Break ``broken`` (``Breakable``s) after the step just taken: a new scene (joints freed, closures
+        dropped) and a new stepper for it, the state carried over (``engine.breaking``)."""
+        scene, state = self.scene, self.state
+        q, qd = state.q, state.qd
+        for b in broken:
+            if b.kind == "joint":
+                scene, q, qd = scene_with_free_joint(scene, b.name, q, qd)
+            else:
+                scene = scene_without_closure(scene, b.name)
+            self.broken.append((state.t, b.name))
+        self.scene, self.model = scene, scene.model
+        self.state = State(q, qd, state.t)
+        self._stepper = self._make(scene.finalize())
+        self._breaks = BreakWatch(scene, self.dt)
+
+    def _checked_start(self, s: State, control):
+        """The start of a step that failed the fast check (or holds lists, integers, ...): a ModelError naming
+        the entry and its joint (a state set from outside is the caller's input, not a divergence to blame on
+        dt), else the same values as float arrays."""
+        model = self.model
+        state = State(as_q(model, s.q, "sim.state.q"), as_v(model, s.qd, "sim.state.qd"), s.t)
+        rest = as_q(model, control.joint_rest, f"scene '{self.scene.name}': joint_rest")
+        if state.q is not s.q or state.qd is not s.qd:
+            self.state = state
+        return state, control._replace(joint_rest=rest)
+
+    def _check(self, q, qd):
         # the usual case in two dot products: Σq̇² ≤ 1e12 bounds every |q̇| by 1e6 and is False for NaN;
         # an overflowing q·q (or anything else) takes the element-wise checks below
         if float(qd.dot(qd)) <= 1e12 and math.isfinite(float(q.dot(q))):
             return
-        self._check_input(start)
         step = self.stats.steps + 1
         hint = self._stepper.divergence_hint
         if self.stats.unconverged_steps:  # an unconverged solve is the likelier cause than dt

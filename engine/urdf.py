@@ -135,6 +135,23 @@ def _parse_joint(joint):
                 origin=xyz, rotation=R, axis=axis, limits=limits)
 
 
+def check_no_cycle(links, parent_joint: dict, roots) -> None:
+    """URDFError naming the links and joints of a cycle, if there is one: walking up from every link (link →
+    its parent joint's parent link), a cycle never reaches a root. O(n): each link is settled once, and a walk's
+    own links are a dict, not a list searched at every step (a file listed leaf-first made that O(n²))."""
+    reaches_root = set(roots)
+    for name in links:
+        seen, cur = {}, name  # link → its place on this walk (insertion-ordered)
+        while cur not in reaches_root:
+            if cur in seen:
+                cyc = list(seen)[seen[cur]:]
+                raise URDFError("cycle in the joint graph through links " + ", ".join("'%s'" % c for c in cyc)
+                                + " and joints " + ", ".join("'%s'" % parent_joint[c]["name"] for c in cyc))
+            seen[cur] = len(seen)
+            cur = parent_joint[cur]["parent"]
+        reaches_root.update(seen)
+
+
 def load_urdf_string(text, *, floating_base: bool = False, source: str = "<string>") -> Model:
     """Like ``load_urdf``, from the XML document ``text`` (str or bytes); ``source`` prefixes messages."""
     try:
@@ -169,18 +186,7 @@ def load_urdf_string(text, *, floating_base: bool = False, source: str = "<strin
             raise URDFError(f"link '{j['child']}': child of two joints ('{parent_joint[j['child']]['name']}' and '{j['name']}')")
         parent_joint[j["child"]] = j
     roots = [name for name in links if name not in parent_joint]
-    # walk up from every link: a cycle never reaches a root (O(n): each link is settled once)
-    reaches_root = set(roots)
-    for name in links:
-        seen, cur = [], name
-        while cur not in reaches_root:
-            if cur in seen:
-                cyc = seen[seen.index(cur):]
-                raise URDFError("cycle in the joint graph through links " + ", ".join("'%s'" % c for c in cyc)
-                                + " and joints " + ", ".join("'%s'" % parent_joint[c]["name"] for c in cyc))
-            seen.append(cur)
-            cur = parent_joint[cur]["parent"]
-        reaches_root.update(seen)
+    check_no_cycle(links, parent_joint, roots)
     if len(roots) != 1:
         found = ", ".join("'%s'" % r for r in roots) or "none: every link is a child"
         raise URDFError(f"{source}: expected exactly one root link, found {len(roots)} ({found})")

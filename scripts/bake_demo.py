@@ -13,6 +13,7 @@ frame number. Exits non-zero on failure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -122,6 +123,25 @@ def _frame_camera(bpy, scene, pts=None):
     scene.collection.objects.link(sun)
 
 
+@contextlib.contextmanager
+def native_output_silenced():
+    """Blender's own C-level prints inside the block go to /dev/null: a headless render's harmless "EGL Error"
+    lines (recipes §6) and "Saved: ..." for every temporary frame. Python's exceptions still surface."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
+
+
 def contact_sheet(bpy, scene, frames, path, columns=3, width=640, height=360):
     """Render ``frames`` (Workbench, frame number stamped) and tile them row by row into one PNG."""
     import numpy as np
@@ -140,7 +160,8 @@ def contact_sheet(bpy, scene, frames, path, columns=3, width=640, height=360):
     for k, f in enumerate(frames):
         scene.frame_set(f)
         r.filepath = str(tmp / f"frame{f:04d}.png")
-        bpy.ops.render.render(write_still=True)
+        with native_output_silenced():
+            bpy.ops.render.render(write_still=True)
         img = bpy.data.images.load(r.filepath)
         px = np.empty(width * height * 4, np.float32)
         img.pixels.foreach_get(px)
@@ -159,13 +180,20 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     args = parse(argv)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from engine.output_paths import OutputPathError, output_folder
+
+    try:
+        out = output_folder(args.out, "--out").resolve()  # before the bake, not after it
+    except OutputPathError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if "bpy" not in sys.modules and "BLENDER_USER_RESOURCES" not in os.environ:
         os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="redmax_blender_")  # recipes §1
     import bpy
     import numpy as np
 
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     import addon
 
     addon.register()
@@ -195,8 +223,6 @@ def main(argv=None) -> int:
         print(f"{args.scene.lower()}: {n_bodies} bodies, {s.last_frames} frames × {args.substeps} substeps "
               f"({args.solver}): bake {t_bake:.2f} s in total, of which simulation {s.last_seconds:.2f} s; "
               f"PCG iterations {s.last_iterations:.2f} mean / {s.last_max_iterations} max; scene built in {t_build:.2f} s")
-        out = Path(args.out).resolve()
-        out.mkdir(parents=True, exist_ok=True)
         name = f"{args.scene.lower()}_baked"
         frames = range(scene.frame_start, scene.frame_end + 1)
         size, travel, mover, travels, pts, away = motion(bpy, scene, frames)
@@ -212,7 +238,8 @@ def main(argv=None) -> int:
                   f"its {UMBRELLA_RAIL:.2f} m rail (the tube)")
         _frame_camera(bpy, scene, pts)
         scene.frame_set(scene.frame_start)
-        bpy.ops.wm.save_as_mainfile(filepath=str(out / f"{name}.blend"))
+        with native_output_silenced():
+            bpy.ops.wm.save_as_mainfile(filepath=str(out / f"{name}.blend"))
         print(f"wrote {out / f'{name}.blend'}")
         if not args.no_render:
             shown = sheet_frames(list(frames), away, args.sheet)

@@ -45,6 +45,29 @@ def run(path) -> int:
     sim_run("serial_arm_2d-baraff", S.serial_arm_2d(), "baraff", 1 / 240, 50)
     sim_run("strandbeest-hard-constraints", S.strandbeest(), "hard-constraints", 1 / 240, 30)
     sim_run("trike-hard-constraints", S.trike(), "hard-constraints", 1 / 240, 30)
+    # joint limits reached (the humanoid falls onto its knees and elbows) and ground contact, longer
+    for solver in ("explicit", "pcg"):
+        sim_run(f"humanoid-fall-{solver}", S.humanoid(), solver, 1 / 240 if solver == "pcg" else 1 / 2000,
+                240 if solver == "pcg" else 2000)
+    # joint limits reached: a limited hinge chain released sideways swings into its bounds
+    mb = engine.ModelBuilder()
+    for i in range(4):
+        mb.add_body(f"l{i}", parent=i - 1, joint="revolute", axis=(1.0, 0.0, 0.0),
+                    joint_origin=(0.0, 0.0, 0.0 if i == 0 else -0.3), com=(0.0, 0.0, -0.15), mass=1.0,
+                    limits=(-0.4, 0.4))
+    limited = engine.Scene(mb.finalize(), name="limited_chain")
+    limited.q0[:] = 0.35
+    for solver in ("explicit", "pcg", "direct"):
+        sim_run(f"limited_chain-{solver}", limited, solver, 1 / 240 if solver != "explicit" else 1 / 1000, 120)
+    # stable PD, every method, at a state away from the target
+    model = S.dog().model
+    rng = np.random.default_rng(3)
+    q, qd = engine.random_configuration(model, rng)
+    q_target, _ = engine.random_configuration(model, rng)
+    for method in ("maba", "dense", "sparse", "pcg"):
+        qdd, tau = engine.spd(model, q, qd, q_target, 300.0, 30.0, 1 / 60, method=method)
+        out.update({f"spd-{method}/q": qdd, f"spd-{method}/qd": tau, f"spd-{method}/its": np.zeros(1),
+                    f"spd-{method}/err": np.zeros(1), f"spd-{method}/E": np.zeros(1)})
     np.savez(path, **out)
     print(f"{len(out) // len(FIELDS)} runs → {path}")
     return 0

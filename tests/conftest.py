@@ -1,6 +1,10 @@
-"""Shared pytest setup: hypothesis profiles (``nojit`` runs fewer examples) and the add-on tests'
-Blender preamble (recipes §1): a private ``BLENDER_USER_RESOURCES`` before any ``import bpy``, the
-add-on registered once per test module (``addon_registered``) and an empty scene per test (``ctx``)."""
+"""Shared pytest setup: the quick run, hypothesis profiles (``nojit`` runs fewer examples) and the add-on
+tests' Blender preamble (recipes §1): a private ``BLENDER_USER_RESOURCES`` before any ``import bpy``, the
+add-on registered once per test module (``addon_registered``) and an empty scene per test (``ctx``).
+
+Tests marked ``slow`` (cold numba caches in fresh processes, benchmark smoke runs, the extension zip,
+long walks) are left out of ``pytest`` unless ``--run-slow`` is given (or ``-m slow`` selects them):
+the quick run is the one to run while working; CI runs both."""
 import atexit
 import os
 import shutil
@@ -17,6 +21,19 @@ if "BLENDER_USER_RESOURCES" not in os.environ:  # before `import bpy`, else it w
     _user_dir = tempfile.mkdtemp(prefix="redmax_blender_")
     atexit.register(shutil.rmtree, _user_dir, ignore_errors=True)
     os.environ["BLENDER_USER_RESOURCES"] = _user_dir
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", help="also run the tests marked slow (CI does)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow") or "slow" in (config.getoption("markexpr") or ""):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(scope="module")

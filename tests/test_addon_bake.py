@@ -373,6 +373,7 @@ def test_follow_animation_tracks_the_action_and_clear_gives_it_back(ctx):
     passive = _tracking_error(ctx, ob, animated)
     bpy.ops.redmax.clear_bake()
     ob.redmax.follow_animation, ob.redmax.follow_scale = True, 40.0  # kp 2e4, kd 40: lag ≈ kd/kp = 2 ms
+    ob.redmax.follow_gains = "MANUAL"  # (the per-bone gains; test_addon_follow.py: the automatic ones)
     for bone in ob.data.bones:
         bone.redmax.follow_kd = 1.0
     assert bpy.ops.redmax.bake() == {"FINISHED"}, ctx.scene.redmax.last_message

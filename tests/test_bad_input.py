@@ -93,6 +93,24 @@ def _step(n):
     engine.Simulator(_one_link(), "pcg", dt=0.01).step(n)
 
 
+def _negative_damping():
+    scene = _two_links()
+    scene.joint_damping[:] = -5
+    engine.Simulator(scene, "pcg", dt=0.01)
+
+
+def _state_quaternion():
+    sim = engine.Simulator(engine.Scene(_ball(), name="ball"), "pcg", dt=0.01)
+    sim.state.q[:4] = (1.0, 0.2, 0.0, 0.0)
+    sim.step()
+
+
+def _parent_true():
+    b = engine.ModelBuilder()
+    b.add_body("base")
+    b.add_body("arm", parent=True)
+
+
 # (id, input as the user wrote it, callable, error type, message pattern)
 CASES = [
     ("inertia_triangle", "add_body('arm', inertia=(1, 1, 5))", lambda: _add(inertia=(1, 1, 5)), ModelError,
@@ -189,6 +207,26 @@ CASES = [
     ("geometric_stiffness_yes", "Simulator(scene, geometric_stiffness='yes')",
      lambda: engine.Simulator(_one_link(), "pcg", dt=0.01, geometric_stiffness="yes"), SimulatorOptionError,
      r"Simulator option 'geometric_stiffness' must be one of False, True, 'joints'"),
+    ("parent_bool", "add_body('arm', parent=True)", _parent_true, ModelError,
+     r"body 'arm': parent must be a handle, a body name or -1, got True"),
+    ("scene_negative_damping", "scene.joint_damping[:] = -5; Simulator(scene)", _negative_damping, ModelError,
+     r"joint spring on 'a_joint': damping must be ≥ 0, got -5 \(scene.joint_damping\[0\]\)"),
+    ("state_quaternion", "sim.state.q[:4] = (1, 0.2, 0, 0); sim.step()", _state_quaternion, ModelError,
+     r"sim.state.q: the quaternion of joint 'socket' \(q\[0:4\]\) has norm 1.0198"),
+    ("aba_overflow", "engine.aba(arm, q, qd, tau=[1e308, 1e308])",
+     lambda: engine.aba(_two_links().model, np.zeros(2), np.zeros(2), [1e308, 1e308]), ModelError,
+     r"aba: q̈ overflowed to inf/NaN from finite inputs"),
+    ("scene_too_large", "engine.scenes.hanging_chain(10**7)", lambda: engine.scenes.hanging_chain(10**7), ModelError,
+     r"scene 'hanging_chain': n must be at most 20,000"),
+    ("contact_options_mu", "Simulator(scene, contact_options={'mu': 3})",
+     lambda: engine.Simulator(_one_link(), "pcg", dt=0.01, contact_options={"mu": 3}), SimulatorOptionError,
+     r"Simulator option 'contact_options': 'mu' is not a setting \(friction is the ground's"),
+    ("contact_options_int", "Simulator(scene, contact_options=5)",
+     lambda: engine.Simulator(_one_link(), "pcg", dt=0.01, contact_options=5), SimulatorOptionError,
+     r"Simulator option 'contact_options' must be a dict of settings, got 5 \(int\)"),
+    ("limit_options_typo", "Simulator(scene, limit_options={'restitutoin': .5})",
+     lambda: engine.Simulator(_one_link(), "pcg", dt=0.01, limit_options={"restitutoin": 0.5}), SimulatorOptionError,
+     r"'restitutoin' is not a setting; did you mean 'restitution'\?"),
     ("limits_baraff", "Simulator(limited scene, 'baraff')", lambda: engine.Simulator(_one_link((-1, 1)), "baraff", dt=0.01),
      SimulatorOptionError, r"the 'baraff' solver does not enforce joint limits, and scene 'arm' has them \(joints 'shoulder'\)"),
 ]

@@ -9,13 +9,14 @@ from engine.__main__ import main
 from engine.apps.bench import peers
 
 
-@pytest.mark.parametrize("module", ["pinocchio", "mujoco"])
-def test_missing_peer_is_one_line_with_the_install_command_and_exit_2(module, tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, module, None)  # makes `import <module>` raise ImportError
+@pytest.mark.parametrize("modules", [("pinocchio",), ("mujoco",), ("pinocchio", "mujoco")])
+def test_missing_peer_is_one_line_with_the_install_command_and_exit_2(modules, tmp_path, monkeypatch, capsys):
+    for module in modules:
+        monkeypatch.setitem(sys.modules, module, None)  # makes `import <module>` raise ImportError
     assert main(["bench", "peers", "--quick", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert f"'{module}'" in err and "pip install -e '.[peers]'" in err
+    assert all(f"'{module}'" in err for module in modules) and "pip install -e '.[peers]'" in err
     assert not (tmp_path / "peers.csv").exists()
 
 

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PINNED = ["suite", "scene", "method", "n", "dofs", "seconds_per_step", "iterations"]
 METHODS = {"aba", "aba_kernel", "rnea", "crba", "crba+cholesky_solve", "ltdl_solve", "minv", "crba+cholesky_inverse"}
@@ -15,6 +17,7 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "engine", *args], env=env, capture_output=True, text=True, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_bench_algorithms_quick_writes_csv_markdown_and_plots(tmp_path):
     res = run_cli("bench", "algorithms", "--quick", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr[-3000:]
@@ -55,6 +58,7 @@ def quick_rows(suite, tmp_path):
     return rows
 
 
+@pytest.mark.slow
 def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
     rows = quick_rows("redmax", tmp_path)
     scenes = {r["scene"] for r in rows}
@@ -67,6 +71,7 @@ def test_bench_redmax_quick_runs_every_scene_and_solver(tmp_path):
     assert (tmp_path / "redmax_iterations.png").exists() and (tmp_path / "redmax_sparsity_umbrella.png").exists()
 
 
+@pytest.mark.slow
 def test_bench_direct_quick_times_every_installed_factorization_side_by_side(tmp_path):
     from engine.solvers.linalg.direct import available_backends
 

@@ -6,10 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PINNED = ["suite", "scene", "method", "n", "dofs", "seconds_per_step", "iterations"]
 
 
+@pytest.mark.slow
 def test_bench_spd_quick_writes_tables_plots_and_checks(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                OMP_NUM_THREADS="1")

@@ -20,6 +20,7 @@ def _run(tmp_path, *args):
                           env=env, capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow
 def test_blender_bench_writes_the_suite_csv_markdown_and_plots(tmp_path):
     run = _run(tmp_path, "redmax", "--quick", "--sim-time", "0.05", "--out", str(tmp_path / "out"))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # re-runs the add-on tests in a second interpreter
+
 ROOT = Path(__file__).resolve().parents[1]
 LTS_TESTS = ["tests/test_addon_bake.py", "tests/test_addon_rigid.py", "tests/test_addon_registration.py"]
 

@@ -32,6 +32,7 @@ def _rollout(env, seed, actions):
     return np.array(out), np.array(rewards)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("character", list(CHARACTERS))
 def test_check_env(character):
     from gymnasium.utils.env_checker import check_env

@@ -80,6 +80,7 @@ def test_zip_carries_only_the_apps_the_addon_imports(linux_zip):
     assert "engine/envs.py" not in names and "engine/__main__.py" not in names
 
 
+@pytest.mark.slow
 def test_zip_installs_enables_bakes_the_bridge_and_uninstalls(linux_zip, tmp_path):
     user = tmp_path / "blender_user"
     out = tmp_path / "result.json"

@@ -22,6 +22,7 @@ def _stderr(code: str, cache: Path) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="no numba: nothing compiles")
 def test_cold_cache_says_so_once_and_warm_cache_is_silent(tmp_path):
     cold = _stderr(FIRST_ABA, tmp_path)

@@ -50,6 +50,7 @@ def test_verlet_keeps_a_tumbling_top_where_symplectic_euler_gains_energy():
     assert abs(np.linalg.norm(I @ w) - np.linalg.norm(L0)) < 1e-3 * np.linalg.norm(L0)  # … and |L| is kept
 
 
+@pytest.mark.slow
 def test_strandbeest_walks_with_exact_joints_for_ten_seconds():
     """Acceptance 1: every joint and loop error below 1e-8 m after every step over 10 s, and the
     Strandbeest walks forward when its crank turns."""

@@ -14,13 +14,14 @@ MAX_LINES = 600
 # lowest first; a module belongs to the layer of the longest prefix it matches (a module or a package);
 # a module no layer names (a new top-level tool) belongs to the top layer, "apps"
 LAYERS = (
-    ("core", ("engine._jit", "engine.errors", "engine.geometry", "engine.spatial", "engine.joints")),
+    ("core", ("engine._jit", "engine.errors", "engine.geometry", "engine.spatial", "engine.joints",
+              "engine.conjugate_gradient", "engine.output_paths")),
     ("model", ("engine.model", "engine.algorithms", "engine.integrators", "engine.energy", "engine.random_tree",
                "engine.urdf")),
     ("parts", ("engine.forces", "engine.contact", "engine.maximal", "engine.control")),
-    ("scene", ("engine.stepper", "engine.scene", "engine.scene_file", "engine.scenes")),
+    ("scene", ("engine.stepper", "engine.scene", "engine.scene_drives", "engine.scene_file", "engine.scenes")),
     ("solvers", ("engine.solvers",)),
-    ("driver", ("engine.simulator", "engine.sim_checks")),
+    ("driver", ("engine.simulator", "engine.sim_checks", "engine.breaking")),
     ("apps", ("engine", "engine.__main__", "engine.apps", "engine.envs")),
 )
 RANK = {name: k for k, (name, _) in enumerate(LAYERS)}

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import numpy as np
 
 import engine
@@ -49,6 +51,7 @@ def test_fallback_matches_numba_results():
             assert np.allclose(got[str(seed)][key], value, rtol=1e-10, atol=1e-10), key
 
 
+@pytest.mark.slow
 def test_property_suite_passes_without_numba():
     """A subset of the property tests (few examples each) with numba switched off."""
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

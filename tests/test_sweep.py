@@ -51,6 +51,7 @@ def _files(out):
     return {p.name: p.read_bytes() for p in (out / "cells").glob("*.csv")}
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes_without_recomputing_or_losing_cells(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC.format(frames=600))

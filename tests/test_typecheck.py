@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_addon_type_checks_against_fake_bpy_module():
     have = importlib.util.find_spec("mypy") is not None and any((Path(p) / "bpy-stubs").is_dir() for p in sys.path if p)
     if not have:

@@ -58,7 +58,9 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, args, fragment):
     (("chain", "--screenshot", "shot.txt"), "must end in .png"),
     (("chain", "--record", "movie.avi"), "must end in .gif or .mp4"),
     (("chain", "--screenshot", "a.png", "--record", "b.gif"), "one of --screenshot, --record"),
-    (("chain", "--screenshot", "no/such/folder/a.png"), "folder 'no/such/folder' does not exist"),
+    (("chain", "--screenshot", "README.md/a.png"),  # (a missing folder is made; one under a file cannot be)
+     "cannot write --screenshot 'README.md/a.png': its folder 'README.md': it is a file, not a folder"),
+    (("chain", "--substeps", "0", "--save-scene", "x.json"), "--substeps must be 1 … 1000, got 0"),
     (("chain", "--resolution", "big", "--screenshot", "a.png"), "--resolution must look like 1280x720"),
 ])
 def test_bad_options(capsys, args, fragment):

@@ -197,6 +197,7 @@ print("RESULT " + json.dumps({"facts": facts, "scene_facts": warmup.scene_facts(
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not engine.JIT_ENABLED, reason="without numba nothing compiles")
 def test_cold_cache_warmup_leaves_nothing_to_compile_when_a_joint_reaches_its_limit(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", COLD_LIMITS, str(ROOT), rig], stdout=subprocess.PIPE,

@@ -12,13 +12,16 @@ configuration is the model's neutral q and the motion is relative to it.
   RedMax setting overrides it; the root bone is fixed to the world at its head
   or free. Mass from the bone setting or length × the armature's linear density.
 * Rigid objects: Rigid Body Constraints form the joint tree (object1 = parent,
-  object2 = child, joint frame = the constraint host's frame): HINGE (local Z)
-  → revolute, SLIDER (local X) → prismatic, POINT → ball, FIXED → fixed,
-  GENERIC by its locked angular axes like bones, GENERIC_SPRING → a spring
-  between the two origins. Constraints that close a loop become loop closures.
-  Objects without a joint to the world float freely. Passive rigid bodies,
-  empties (unless marked Simulate) and any object that is not simulated are
-  part of the world.
+  object2 = child, joint frame = the constraint host's frame), each a chain of
+  engine joints (``constraint_joints``: HINGE, SLIDER, PISTON, POINT, FIXED,
+  GENERIC and GENERIC_SPRING with their free, limited and locked axes and
+  springs); MOTOR constraints become motors. Constraints that close a loop
+  become loop closures. Objects without a joint to the world float freely.
+  Passive rigid bodies, empties (unless marked Simulate) and any object that is
+  not simulated are part of the world — or moving anchors when Blender moves
+  them by their animation (``anchors``). Per-body and world settings:
+  ``rigid_settings``, ``settings`` (what is honoured, what is named), force
+  fields: ``fields``.
 * Contact shapes (used when the scene's *Collide with ground plane* is on): an
   object's local bounding box (scaled, in the object's axes), a bone's capsule
   along Y (bone length; the bone's contact radius or 10 % of the length); the
@@ -34,10 +37,10 @@ Modules: ``common`` (Mapping, Target, frames, the body builder), ``armatures``, 
 ``links``, ``build`` (the whole scene; ``scene_facts``), ``summary`` (the Scene Summary).
 """
 from .armatures import limit_euler_order
-from .build import build, build_scene, scene_facts
+from .build import build, build_scene, sample_timeline, scene_facts
 from .common import WORLD, Mapping, MappingError, Target, check_matrix, describe, in_scene, matrix, rigid_part
 from .rigid_objects import LiveRig
 from .summary import simulated_reason, summary
 
-__all__ = ["build", "build_scene", "scene_facts", "summary", "simulated_reason", "Mapping", "MappingError", "Target",
+__all__ = ["build", "build_scene", "sample_timeline", "scene_facts", "summary", "simulated_reason", "Mapping", "MappingError", "Target",
            "WORLD", "LiveRig", "check_matrix", "describe", "in_scene", "matrix", "rigid_part", "limit_euler_order"]

@@ -26,6 +26,7 @@ class Target:
     object: bpy.types.Object
     bone: str = ""           # pose bone name, "" for the object itself
     world0: np.ndarray = field(default_factory=lambda: np.eye(4))  # Blender world matrix at the start
+    keyed: bool = True       # False: a body the bake does not key (a moving anchor, a constraint's connector)
 
 
 @dataclass
@@ -36,10 +37,13 @@ class Mapping:
     targets: list            # Target per engine body index
     offsets: np.ndarray      # (n, 4, 4) link frame → Blender world matrix, constant: W(t) = L(t) @ offset
     warnings: list = field(default_factory=list)
+    ignored: list = field(default_factory=list)  # (element, setting, why) the bake cannot honour (Scene Summary)
+    no_collision: list = field(default_factory=list)  # body-name pairs a constraint's Disable Collisions keeps apart
 
-    def link_frames(self, q) -> np.ndarray:
-        """(n, 4, 4) rigid world transforms of the engine's link frames at q (nq,)."""
-        R, p = engine.link_poses(self.scene.model, q)
+    def link_frames(self, q, model=None) -> np.ndarray:
+        """(n, 4, 4) rigid world transforms of the engine's link frames at q (nq,) (of ``model``: the scene's
+        own, or the one a broken joint left, ``engine.Simulator.model``)."""
+        R, p = engine.link_poses(self.scene.model if model is None else model, q)
         L = np.zeros((len(R), 4, 4))
         L[:, :3, :3], L[:, :3, 3], L[:, 3, 3] = R, p, 1.0
         return L
@@ -101,7 +105,20 @@ class Builder:
         self.mb = engine.ModelBuilder(gravity=gravity)
         self.frames = {}     # body name → (R, p) link frame at the start
         self.targets = {}    # body name → Target
-        self.joint_springs = []
+        self.joint_springs = []  # (joint, stiffness, damping (numbers or per dof), what)
+        self.prescriptions = []  # (joint, trajectory, until) of moving anchors (``anchors.py``)
+        self.motors = []     # keyword dicts of ``engine.Scene.add_motor``
+        self.breakable = []  # (joint or closure name, threshold N·s, what)
+        self.decay = {}      # body name → (linear, angular) rates (1/s)
+        self.ignored = []    # (element, setting, why) the bake cannot honour
+        self.no_collision = []  # body-name pairs (Disable Collisions)
+        self.anchor_bodies = {}  # moving anchor object → its body name (``anchors.py``)
+        self.world = {}      # the rigid body world's numbers the settings need: fps, frame_time, substep
+
+    def ignore(self, element: str, setting: str, why: str) -> None:
+        """Name a setting the bake cannot honour (the Scene Summary lists it under "ignored")."""
+        if (element, setting, why) not in self.ignored:
+            self.ignored.append((element, setting, why))
 
     def add(self, name, target, parent, joint, R, p, axis, mass, com_world, inertia_world, limits=None,
             shape_world=None, limit_angles="rotation_vector"):

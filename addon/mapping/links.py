@@ -1,5 +1,6 @@
 """Links (``scene.redmax.links``) → scene forces and closures: cables, springs and loop closures between two
-objects or pose bones; an end on an object that is not simulated is anchored in the world."""
+objects or pose bones; an end on an object that is not simulated is anchored in the world, or on its moving
+anchor body when Blender moves it (``anchors``; ``build.add_link_anchors`` adds those first)."""
 from __future__ import annotations
 
 import bpy
@@ -7,7 +8,6 @@ import numpy as np
 
 from .._engine import engine
 from .common import WORLD, MappingError, check_matrix, in_scene, matrix, rigid_part
-from .rigid_objects import check_fixed_anchor
 
 
 def _end(bscene, link, which, targets):
@@ -37,13 +37,10 @@ def add_link(scene, bscene, link, targets, partial=False):
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
     a, pa, Wa = _end(bscene, link, "a", targets)
     bb, pb, _ = _end(bscene, link, "b", targets)
-    if a == WORLD and bb == WORLD:
+    if not any(end != WORLD and targets[end].keyed for end in (a, bb)):  # (anchors are not simulated)
         if partial:
             return
         raise MappingError(f"{what}: neither end is on a simulated object or bone")
-    for end, ob in ((a, link.object_a), (bb, link.object_b)):
-        if end == WORLD:
-            check_fixed_anchor(ob)
     try:
         if link.kind == "CLOSURE":
             Ra, _ = rigid_part(Wa)

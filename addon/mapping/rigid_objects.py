@@ -1,17 +1,17 @@
-"""Rigid objects → bodies: Rigid Body Constraints form the joint tree (object1 = parent, object2 = child);
-constraints that close a loop become loop closures, GENERIC_SPRING a spring; mass from the mesh."""
+"""Rigid objects → bodies: Rigid Body Constraints form the joint tree (object1 = parent, object2 = child, each
+constraint a chain of engine joints, ``constraint_joints``); constraints that close a loop become loop
+closures; MOTOR constraints motors; mass from the mesh; what Blender moves by animation, moving anchors
+(``anchors``); the per-body and per-constraint settings of ``rigid_settings``."""
 from __future__ import annotations
 
-import bpy
 import numpy as np
 
-from .. import keyframes
 from .._engine import engine, geometry
-from .common import (WORLD, MappingError, Target, axis_limits, check_matrix, in_scene, joint_from_locks, matrix,
-                     rigid_part)
+from . import anchors, rigid_settings
+from .common import WORLD, MappingError, Target, check_matrix, in_scene, matrix, rigid_part
+from .constraint_joints import JOINT_TYPES, closable_kind, constraint_parts
 
-HOSTED_JOINTS = {"HINGE": "revolute", "SLIDER": "prismatic", "POINT": "spherical", "FIXED": "fixed"}
-CLOSURE_OF_JOINT = engine.scene.CLOSURE_KIND_OF_JOINT  # joint type name → loop-closure kind
+CONNECTOR_MASS = 1e-6  # of the child's mass: the bodies between a chain's joints (a GENERIC's slides) weigh nothing
 
 
 def _object_mass(ob, density, depsgraph):
@@ -70,65 +70,6 @@ def _object_shape(ob):
     return shape
 
 
-TRANSFORM_CHANNELS = {"location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
-                      "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"}
-
-
-def _moves(ob, seen=()) -> str:
-    """Why ``ob`` moves over time in Blender, "" if it does not: keys on its (or, through ``pose.bones``, its
-    bones') transforms that change or have modifiers, drivers on them, NLA strips, or a parent or an
-    enabled constraint's target that moves."""
-    if ob in seen:
-        return ""
-    seen = (*seen, ob)
-    ad = ob.animation_data
-    if ad is not None:
-        for fc in keyframes.fcurves(ob):
-            if fc.data_path.rsplit(".", 1)[-1] in TRANSFORM_CHANNELS and len(fc.keyframe_points):
-                values = np.empty(2 * len(fc.keyframe_points))
-                fc.keyframe_points.foreach_get("co", values)
-                if len(fc.modifiers) or np.ptp(values[1::2]) > 0:  # (one key, or equal keys, hold it still)
-                    return "it has keys"
-        if any(fc.data_path.rsplit(".", 1)[-1] in TRANSFORM_CHANNELS for fc in ad.drivers):
-            return "it has drivers"
-        if any(not track.mute and len(track.strips) for track in ad.nla_tracks):
-            return "it has NLA strips"
-    if ob.parent is not None and _moves(ob.parent, seen):
-        return f"its parent '{ob.parent.name}' is animated"
-    for c in ob.constraints:
-        target = getattr(c, "target", None)
-        if c.enabled and isinstance(target, bpy.types.Object) and _moves(target, seen):
-            return f"its constraint '{c.name}' follows '{target.name}', which is animated"
-    return ""
-
-
-def check_fixed_anchor(ob) -> None:
-    """Refuse an object a body is anchored to that Blender moves on playback while the bake holds it: a
-    passive rigid body with Animated (kinematic) on, or an object without a rigid body (an Empty), that is
-    animated. The engine holds the world fixed. (A passive body with Animated off ignores its keys in
-    Blender's simulation too, so it bakes as Bullet runs it.)"""
-    rb = ob.rigid_body
-    if rb is not None and (rb.type != "PASSIVE" or not rb.kinematic):
-        return
-    why = _moves(ob)
-    if why and rb is not None:
-        raise MappingError(f"object '{ob.name}' is an animated passive rigid body (Animated is on and {why}): "
-                           "RedMax bakes hold passive objects fixed; turn Animated off or remove its animation")
-    if why:
-        raise MappingError(f"object '{ob.name}' anchors a simulated body and is animated ({why}): RedMax bakes "
-                           "hold anchors fixed; remove its animation or anchor to an object that holds still")
-
-
-def _check_not_kinematic(ob) -> None:
-    """Refuse an active rigid body with Animated on: Blender moves it by its animation instead of simulating
-    it, and the bake would simulate it (an active body only follows keys in Blender's own simulation)."""
-    rb = ob.rigid_body
-    if rb is not None and rb.type == "ACTIVE" and rb.kinematic:
-        raise MappingError(f"object '{ob.name}' is an active rigid body with Animated on: Blender moves it by "
-                           "its animation, RedMax would simulate it; turn Animated off to simulate it, or make it "
-                           "Passive to anchor to it")
-
-
 class LiveRig:
     """Reads each object's rigid body and Rigid Body Constraint as they are in the scene. ``scene_facts`` takes
     another reader for a baked scene (``snapshot.Restored``: as the re-bake will put them back)."""
@@ -143,63 +84,32 @@ class LiveRig:
 
 
 def is_dynamic(ob, constrained, rig=LiveRig):
+    """Whether a bake simulates ``ob``: an active rigid body Blender simulates (Dynamic on, Animated off), a mesh
+    in a Rigid Body Constraint or an object with *Simulate* on. Armatures are their bones."""
     if ob.type == "ARMATURE":
         return False
     rb = rig.rigid_body(ob)
     if rb is not None:
-        return rb.type == "ACTIVE"
+        return rb.type == "ACTIVE" and rb.enabled and not rb.kinematic
     return ob.redmax.simulate or (ob in constrained and ob.type == "MESH")  # empties anchor to the world
 
 
-def _constraint_joint(host):
-    """(joint type, axis in the host frame) of a Rigid Body Constraint."""
-    c = host.rigid_body_constraint
-    what = f"rigid body constraint on '{host.name}'"
-    if c.type in HOSTED_JOINTS:
-        return HOSTED_JOINTS[c.type], (1.0, 0.0, 0.0) if c.type == "SLIDER" else (0.0, 0.0, 1.0), np.eye(3)
-    if c.type == "GENERIC":
-        lin = [(getattr(c, f"use_limit_lin_{a}") and getattr(c, f"limit_lin_{a}_lower") == 0.0
-                and getattr(c, f"limit_lin_{a}_upper") == 0.0) for a in "xyz"]
-        if not all(lin):
-            raise MappingError(f"{what}: GENERIC constraints must lock all linear axes (limits 0..0)")
-        ang = [(getattr(c, f"use_limit_ang_{a}") and getattr(c, f"limit_ang_{a}_lower") == 0.0
-                and getattr(c, f"limit_ang_{a}_upper") == 0.0) for a in "xyz"]
-        jtype, axis, jrot = joint_from_locks(ang)
-        return jtype, axis if axis is not None else (0.0, 0.0, 1.0), jrot
-    raise MappingError(f"{what}: type {c.type} is not supported (use HINGE, SLIDER, POINT, FIXED, GENERIC "
-                       "or GENERIC_SPRING)")
-
-
-def _constraint_limits(host, jtype, axis, jrot, flip):
-    """Joint limits of a Rigid Body Constraint: HINGE ``limit_ang_z``, SLIDER ``limit_lin_x``, GENERIC
-    angular limits of its free axes (as ``axis_limits``). Blender's angle is that of object1 relative
-    to object2 (checked against Blender's own rigid body solver in tests/test_addon_limits.py); when the
-    tree has object2 as the child (flip), the bounds change sign and swap."""
-    axes = limit_axes(host.rigid_body_constraint)
-    limits = None if axes is None else axis_limits(axes, jtype, np.asarray(axis), jrot)
-    if limits is not None and flip:
-        limits = (-limits[1], -limits[0])
-    return limits
-
-
 def limit_axes(c):
-    """(use, lower, upper) per axis of the limits a Rigid Body Constraint ``c`` sets (``axis_limits``'s
-    input): HINGE ``limit_ang_z``, SLIDER ``limit_lin_x``, GENERIC ``limit_ang_x/y/z``; None for other types."""
-    if c.type == "HINGE":
-        return [(False, 0, 0), (False, 0, 0), (c.use_limit_ang_z, c.limit_ang_z_lower, c.limit_ang_z_upper)]
-    if c.type == "SLIDER":
-        return [(c.use_limit_lin_x, c.limit_lin_x_lower, c.limit_lin_x_upper), (False, 0, 0), (False, 0, 0)]
-    if c.type == "GENERIC":
-        return [(getattr(c, f"use_limit_ang_{a}"), getattr(c, f"limit_ang_{a}_lower"), getattr(c, f"limit_ang_{a}_upper"))
-                for a in "xyz"]
-    return None
+    """(use, lower, upper) per limited axis of a Rigid Body Constraint ``c`` (HINGE ``limit_ang_z``, SLIDER
+    ``limit_lin_x``, PISTON both x, GENERIC and GENERIC_SPRING all six); None for other types."""
+    kinds = {"HINGE": (("ang", "z"),), "SLIDER": (("lin", "x"),), "PISTON": (("lin", "x"), ("ang", "x")),
+             "GENERIC": tuple((k, a) for k in ("lin", "ang") for a in "xyz")}
+    kinds["GENERIC_SPRING"] = kinds["GENERIC"]
+    if c.type not in kinds:
+        return None
+    return [(getattr(c, f"use_limit_{k}_{a}"), getattr(c, f"limit_{k}_{a}_lower"), getattr(c, f"limit_{k}_{a}_upper"))
+            for k, a in kinds[c.type]]
 
 
 def limits_a_joint(c) -> bool:
-    """Whether a Rigid Body Constraint may limit its joint (``_constraint_limits``): a limit that is on, other
-    than a GENERIC 0..0 lock (a locked axis, not a limit)."""
-    return any(use and not (c.type == "GENERIC" and lower == 0.0 and upper == 0.0)
-               for use, lower, upper in limit_axes(c) or ())
+    """Whether a Rigid Body Constraint may limit its joint: a limit that is on with lower < upper (equal
+    limits lock the axis, and lower > upper leaves it free, as in Bullet)."""
+    return any(use and lower < upper for use, lower, upper in limit_axes(c) or ())
 
 
 def constraint_hosts(bscene, objects, rig=LiveRig):
@@ -218,27 +128,55 @@ def constraint_hosts(bscene, objects, rig=LiveRig):
     return hosts
 
 
-def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs):
-    """Joint tree from Rigid Body Constraints; loop-closing constraints go to ``closures``."""
+def _held_islands(dynamic, edges):
+    """The dynamic bodies Bullet never wakes: those whose whole island (bodies joined by constraints) starts
+    deactivated (Deactivation and Start Deactivated on). One active body in an island wakes all of it."""
+    island = {ob: ob for ob in dynamic}
+
+    def find(o):
+        while island[o] is not o:
+            o = island[o]
+        return o
+
+    for h in edges:
+        c = h.rigid_body_constraint
+        if c.object1 in island and c.object2 in island:
+            island[find(c.object1)] = find(c.object2)
+    members: dict = {}
+    for ob in dynamic:
+        members.setdefault(find(ob), []).append(ob)
+    held = set()
+    for group in members.values():
+        if all(ob.rigid_body is not None and ob.rigid_body.use_deactivation and ob.rigid_body.use_start_deactivated
+               for ob in group):
+            held.update(group)
+    return held
+
+
+def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, timeline):
+    """Joint tree from Rigid Body Constraints (moving anchors as prescribed roots, ``timeline``); loop-closing
+    constraints go to ``closures``, MOTORs to ``b.motors``."""
     hosts = constraint_hosts(bscene, objects)
     constrained = {o for h in hosts for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2) if o}
+    edges = [h for h in sorted(hosts, key=lambda o: o.name) if h.rigid_body_constraint.type in JOINT_TYPES]
+    motors = [h for h in sorted(hosts, key=lambda o: o.name) if h.rigid_body_constraint.type == "MOTOR"]
     dynamic = sorted((ob for ob in objects if is_dynamic(ob, constrained)), key=lambda o: o.name)
-    edges = []
-    for h in sorted(hosts, key=lambda o: o.name):
-        c = h.rigid_body_constraint
-        if c.type == "GENERIC_SPRING":
-            springs.append(h)
-            continue
-        edges.append(h)
+    for ob in sorted(_held_islands(dynamic, edges), key=lambda o: o.name):
+        b.ignore(f"object '{ob.name}'", "Start Deactivated",
+                 "held where it starts for the whole bake: Bullet wakes it when something touches it, and the "
+                 "bake does not simulate collisions yet")
+        dynamic.remove(ob)
     dynamic_set, placed, used = set(dynamic), set(), set()
-    for ob in dynamic:
-        _check_not_kinematic(ob)
-    for h in hosts:  # what a simulated body hangs from must hold still
-        ends = (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
-        if any(o in dynamic_set for o in ends):
-            for o in ends:
-                if o not in dynamic_set:
-                    check_fixed_anchor(o)
+
+    def mass_of(ob):
+        return _object_mass(ob, density, depsgraph) if ob.type == "MESH" else None
+
+    def anchor_of(o):
+        """The anchor body of a non-simulated constraint end that Blender moves or releases, else None."""
+        released = timeline.release_time(o.name) is not None
+        if not (anchors.moving_anchor(o) or released):
+            return None
+        return anchors.add_anchor(b, o, "", timeline, mass_of(o) if released else None)
 
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
@@ -249,13 +187,27 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs)
             R, p = rigid_part(target.world0)
             b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)
         else:
-            jtype, axis, jrot = _constraint_joint(host)
-            limits = _constraint_limits(host, jtype, axis, jrot, flip=ob == host.rigid_body_constraint.object2)
+            c = host.rigid_body_constraint
+            parts = constraint_parts(c, flip=ob == c.object1)
             R, p = rigid_part(matrix(host.matrix_world))  # (the host's matrix was checked in constraint_hosts)
-            b.add(ob.name, target, parent_ob.name if parent_ob is not None else WORLD, jtype, R @ jrot, p, axis,
-                  mass, com, inertia, limits, shape_world=shape)
+            parent = parent_ob.name if parent_ob is not None else WORLD
+            parent = b.anchor_bodies.get(parent_ob, parent)
+            for k, part in enumerate(parts):
+                last = k == len(parts) - 1
+                name = ob.name if last else f"{ob.name}:{host.name}:{k}"
+                tgt = target if last else Target(name, ob, "", target.world0, keyed=False)
+                m = mass if last else CONNECTOR_MASS * mass
+                b.add(name, tgt, parent, part.jtype, R @ part.frame, p, part.axis, m, com,
+                      inertia if last else inertia * CONNECTOR_MASS, part.limits, shape_world=shape if last else None,
+                      limit_angles=part.limit_angles)
+                if part.springs and any(sp is not None for sp in part.springs):
+                    k_, d_ = zip(*[(sp or (0.0, 0.0)) for sp in part.springs])
+                    b.joint_springs.append((name, list(k_), list(d_), f"rigid body constraint on '{host.name}'"))
+                parent = name
             if ob.redmax.joint_stiffness > 0 or ob.redmax.joint_damping > 0:
                 b.joint_springs.append((ob.name, ob.redmax.joint_stiffness, ob.redmax.joint_damping, f"object '{ob.name}'"))
+            rigid_settings.constraint_settings(b, host, ob.name, parent_ob)
+        rigid_settings.body_settings(b, ob)
         placed.add(ob)
 
     def grow(roots):  # breadth first from bodies (or world objects) already placed
@@ -268,45 +220,59 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, springs)
                     continue
                 other = c.object2 if c.object1 == cur else c.object1
                 if other in dynamic_set and other not in placed:
-                    place(other, cur if cur in dynamic_set else None, h)
+                    place(other, cur if (cur in dynamic_set or cur in b.anchor_bodies) else None, h)
                     used.add(h)
                     queue.append(other)
 
-    grow(dict.fromkeys(o for h in edges for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
-                       if o not in dynamic_set))
+    world_ends = dict.fromkeys(o for h in edges for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
+                               if o not in dynamic_set)
+    for o in world_ends:  # moving anchors first: the chains that hang from them grow from their bodies
+        if any(x in dynamic_set for h in edges for x in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
+               if o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)):
+            name = anchor_of(o)
+            if name is not None:
+                b.anchor_bodies[o] = name
+                if timeline.release_time(o.name) is not None:
+                    rigid_settings.body_settings(b, o)
+    for ob in objects:  # bodies Blender lets go of during the bake, tied to nothing: prescribed, then free
+        if ob not in b.anchor_bodies and anchors.held_by_blender(ob) and timeline.release_time(ob.name) is not None:
+            name = anchor_of(ob)
+            b.anchor_bodies[ob] = name
+            rigid_settings.body_settings(b, ob)
+    grow(world_ends)
     for ob in dynamic:  # what no joint chain ties to the world floats freely
         if ob not in placed:
             place(ob, None, None)
             grow([ob])
     closures += [h for h in edges if h not in used
                  and (h.rigid_body_constraint.object1 in dynamic_set or h.rigid_body_constraint.object2 in dynamic_set)]
+    for h in motors:
+        rigid_settings.add_motor(b, h, dynamic_set, anchor_of)
 
 
-def add_constraint_closure(scene, host, targets):
+def end_body(o, targets, anchor_bodies):
+    """The engine body of a constraint end: its own, its anchor's, or the world."""
+    if o is None:
+        return WORLD
+    if o in anchor_bodies:
+        return anchor_bodies[o]
+    return o.name if o.name in targets and targets[o.name].bone == "" else WORLD
+
+
+def add_constraint_closure(scene, host, targets, anchor_bodies):
     c = host.rigid_body_constraint
     what = f"rigid body constraint on '{host.name}'"
-    jtype, axis, jrot = _constraint_joint(host)
-    if jtype not in CLOSURE_OF_JOINT:
-        raise MappingError(f"{what}: closes a loop, which a {c.type} constraint cannot (use HINGE, POINT or FIXED)")
+    parts = constraint_parts(c, flip=False)
+    kind = closable_kind(parts)
+    if kind is None:
+        raise MappingError(f"{what}: closes a loop, which a {c.type} constraint with a free or limited linear "
+                           "axis cannot (make one of its objects part of no other chain, or lock its linear axes)")
+    part = parts[0]
     R, p = rigid_part(matrix(host.matrix_world))
-    ends = [o.name if o is not None and o.name in targets else WORLD for o in (c.object1, c.object2)]
-    frame = R @ jrot
+    ends = [end_body(o, targets, anchor_bodies) for o in (c.object1, c.object2)]
+    frame = R @ part.frame
+    axis = frame[:, 0] if kind == "universal" else frame @ np.asarray(part.axis, float)
     try:
-        scene.add_loop_closure(ends[0], ends[1], p, kind=CLOSURE_OF_JOINT[jtype], axis=R @ np.asarray(axis, float),
-                               axis_b=frame[:, 1], name=host.name)
+        scene.add_loop_closure(ends[0], ends[1], p, kind=kind, axis=axis, axis_b=frame[:, 1], name=host.name)
     except engine.ModelError as err:
         raise MappingError(f"{what}: {err}") from None
-
-
-def add_constraint_spring(scene, host, targets):
-    c = host.rigid_body_constraint
-    on = [a for a in "xyz" if getattr(c, f"use_spring_{a}")]
-    if not on:
-        return
-    k = float(np.mean([getattr(c, f"spring_stiffness_{a}") for a in on]))
-    d = float(np.mean([getattr(c, f"spring_damping_{a}") for a in on]))
-    ends = [o.name if o.name in targets else WORLD for o in (c.object1, c.object2)]
-    pts = [np.array(o.matrix_world.translation) for o in (c.object1, c.object2)]
-    if np.linalg.norm(pts[1] - pts[0]) < 1e-9:
-        raise MappingError(f"generic spring on '{host.name}': its two objects' origins coincide")
-    scene.add_spring(ends[0], pts[0], ends[1], pts[1], k, damping=d, name=host.name)

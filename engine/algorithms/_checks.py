@@ -6,9 +6,13 @@ import numpy as np
 from .._jit import kernel
 from ..errors import ModelError
 from ..joints import FREE, SPHERICAL, UNIT_QUATERNION_TOL
+from ._flat import unpack_tree
 
 F8 = np.dtype(np.float64)
 _NDARRAY = np.ndarray
+# what a flat launch (``aba_flat``, ``rnea_flat``, …) returns: done, an input failed its checks (the launcher
+# reruns the Python checks, which name the joint), or finite inputs gave a non-finite result (overflow)
+DONE, BAD_INPUT, OVERFLOW = 0, 1, 2
 
 
 def plain_vector(x) -> bool:
@@ -82,6 +86,23 @@ def all_finite(x):
 
 
 @kernel(inline=True)
+def all_finite_2d(x):
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            if not np.isfinite(x[r, c]):
+                return False
+    return True
+
+
+def overflow_error(function: str, result: str, inputs) -> ModelError:
+    """The error of a launch whose finite inputs gave a non-finite result: they are beyond what float64
+    arithmetic holds (e.g. τ = 1e308 N·m: M⁻¹τ overflows). inputs: (name, array) pairs."""
+    sizes = ", ".join(f"|{name}| up to {np.abs(np.asarray(a, dtype=float)).max(initial=0.0):.3g}" for name, a in inputs)
+    return ModelError(f"{function}: {result} overflowed to inf/NaN from finite inputs ({sizes}); they are too large "
+                      "for float64 arithmetic (SI units: N·m, rad/s, m)")
+
+
+@kernel(inline=True)
 def configuration_ok(tree, q):
     """as_q's checks in a kernel: finite q and unit quaternions."""
     if not all_finite(q):
@@ -101,3 +122,13 @@ def inputs_ok(tree, q, qd, tau):
     """The checks of as_q / as_v in a kernel: finite q, qd, tau and unit quaternions. On False the
     launcher reruns the Python checks, which name the offending joint."""
     return all_finite(qd) and all_finite(tau) and configuration_ok(tree, q)
+
+
+@kernel(refcounts=False)
+def state_ok_flat(ints, floats, q, qd, rest):
+    """A step's start on a FlatModel's buffers (one cheap launch): q (nq,) and the joint springs' rest
+    configuration (nq,) finite with unit quaternions, qd (nv,) finite. On False the caller reruns
+    ``as_q`` / ``as_v``, which name the entry and its joint."""
+    tree = unpack_tree(ints, floats)
+    return (q.shape[0] == ints[2] and rest.shape[0] == ints[2] and qd.shape[0] == ints[1] and all_finite(qd)
+            and configuration_ok(tree, q) and configuration_ok(tree, rest))

@@ -52,10 +52,12 @@ class FlatModel:
 
 
 def flat_model(model) -> FlatModel:
-    """The model's FlatModel, built on first use and kept on the model (like ``model.data``)."""
-    flat = model.__dict__.get("_flat")
+    """The model's FlatModel for the calling thread, built on its first use there and kept on the model
+    (``model._per_thread``, like ``model.data``): its work buffer is that thread's alone."""
+    mine = model._per_thread
+    flat = mine.flat
     if flat is None:
-        flat = model.__dict__["_flat"] = FlatModel(model)
+        flat = mine.flat = FlatModel(model)
     return flat
 
 

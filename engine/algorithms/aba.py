@@ -12,7 +12,7 @@ from .._jit import kernel
 from ..joints import REVOLUTE
 from ..spatial import copy_inertia, add_transformed_inertia, inertia_times, transform_force_transpose, transform_motion
 from ..errors import ModelError
-from ._checks import F8, as_body_forces, as_q, as_v, inputs_ok
+from ._checks import BAD_INPUT, DONE, F8, OVERFLOW, all_finite, as_body_forces, as_q, as_v, inputs_ok, overflow_error
 from ._flat import flat_model, unpack_tree, unpack_workspace
 from .dense import invert_spd_block
 from .kinematics import joint_pass, velocity_pass
@@ -227,14 +227,14 @@ def aba_kernel(tree, q, qd, tau, f_ext, ws, qdd):
 @kernel(refcounts=False)
 def aba_flat(ints, floats, work, q, qd, tau, f_ext, qdd):
     """aba_kernel on a FlatModel's buffers (plain arrays: a cheap launch), after the input checks
-    (sizes, finite values, unit quaternions); returns False (qdd untouched) when one fails."""
+    (sizes, finite values, unit quaternions): DONE, BAD_INPUT (qdd untouched) or OVERFLOW (``_checks``)."""
     tree = unpack_tree(ints, floats)
     nv = ints[1]
     if not (q.shape[0] == ints[2] and qd.shape[0] == nv and tau.shape[0] == nv and qdd.shape[0] == nv
             and inputs_ok(tree, q, qd, tau)):
-        return False
+        return BAD_INPUT
     aba_kernel(tree, q, qd, tau, f_ext, unpack_workspace(ints, work), qdd)
-    return True
+    return DONE if all_finite(qdd) else OVERFLOW
 
 
 def aba(model, q, qd, tau, f_ext=None, *, out=None) -> np.ndarray:
@@ -246,7 +246,7 @@ def aba(model, q, qd, tau, f_ext=None, *, out=None) -> np.ndarray:
     write q̈ into (returned). Computes in the model's flat workspace
     (``algorithms._flat``), not ``model.data``.
     """
-    flat = model.__dict__.get("_flat") or flat_model(model)
+    flat = model._per_thread.flat or flat_model(model)
     # the launch takes 1-D contiguous float64 arrays as they are (the kernel checks sizes and values)
     if not (type(q) is _ndarray and type(qd) is _ndarray and type(tau) is _ndarray and q.dtype is F8
             and qd.dtype is F8 and tau.dtype is F8 and q.strides == _UNIT and qd.strides == _UNIT
@@ -258,7 +258,10 @@ def aba(model, q, qd, tau, f_ext=None, *, out=None) -> np.ndarray:
     elif not (type(out) is _ndarray and out.dtype is F8 and out.strides == _UNIT):
         raise ModelError(f"out: expected a contiguous float64 array of shape ({model.nv},), got "
                          f"{type(out).__name__} {getattr(out, 'dtype', '')} {np.shape(out)}")
-    if not aba_flat(flat.ints, flat.floats, flat.work, q, qd, tau, f, out):
+    code = aba_flat(flat.ints, flat.floats, flat.work, q, qd, tau, f, out)
+    if code:
+        if code == OVERFLOW:
+            raise overflow_error("aba", "q̈", (("q", q), ("qd", qd), ("tau", tau), ("f_ext", f)))
         if out.shape != (model.nv,):
             raise ModelError(f"out: expected shape ({model.nv},), got {out.shape}")
         as_q(model, q), as_v(model, qd, "qd"), as_v(model, tau, "tau")  # raise the error that names the joint

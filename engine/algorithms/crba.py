@@ -6,7 +6,7 @@ import numpy as np
 from .._jit import kernel
 from ..errors import ModelError
 from ..spatial import copy_inertia, add_transformed_inertia, inertia_times, transform_force_transpose
-from ._checks import as_q, configuration_ok, plain_vector
+from ._checks import BAD_INPUT, DONE, OVERFLOW, all_finite_2d, as_q, configuration_ok, overflow_error, plain_vector
 from ._flat import flat_model, unpack_tree, unpack_workspace
 from .kinematics import _kinematics_kernel, joint_pass
 
@@ -21,12 +21,12 @@ def crba_kernel(tree, q, ws, M):
 @kernel
 def crba_flat(ints, floats, work, q, M):
     """crba_kernel on a FlatModel's buffers (one cheap launch, as ``aba_flat``), after checking q (size,
-    finite values, unit quaternions); returns False (M untouched) when it fails."""
+    finite values, unit quaternions): DONE, BAD_INPUT (M untouched) or OVERFLOW."""
     tree = unpack_tree(ints, floats)
     if not (q.shape[0] == ints[2] and M.shape[0] == ints[1] and configuration_ok(tree, q)):
-        return False
+        return BAD_INPUT
     crba_kernel(tree, q, unpack_workspace(ints, work), M)
-    return True
+    return DONE if all_finite_2d(M) else OVERFLOW
 
 
 # "no sparse target": pass these from Python (inside kernels, allocate locally: globals are read-only)
@@ -97,10 +97,13 @@ def crba(model, q, *, inertia=None, ws=None) -> np.ndarray:
     """
     M = np.zeros((model.nv, model.nv))
     if inertia is None and ws is None:  # one launch on the model's flat buffers
-        flat = model.__dict__.get("_flat") or flat_model(model)
+        flat = model._per_thread.flat or flat_model(model)
         if not plain_vector(q):
             q = as_q(model, q)
-        if not crba_flat(flat.ints, flat.floats, flat.work, q, M):
+        code = crba_flat(flat.ints, flat.floats, flat.work, q, M)
+        if code:
+            if code == OVERFLOW:
+                raise overflow_error("crba", "M", (("q", q),))
             as_q(model, q)  # raises the error that names the joint
             raise ModelError("crba: q failed the kernel's checks")  # (the two checks disagree: a bug)
         return M

@@ -25,13 +25,15 @@ lines 6–10.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .._jit import kernel, prange
 from ..errors import ModelError
 from ..spatial import transform_force_transpose, transform_motion_inverse
 from . import _lanes as lanes
-from ._checks import F8, as_q, configuration_ok
+from ._checks import BAD_INPUT, DONE, F8, OVERFLOW, all_finite_2d, as_q, configuration_ok, overflow_error
 from ._flat import flat_model, unpack_dof_body, unpack_tree, unpack_workspace
 from ._lanes import LANES
 from .aba import articulated_inertia_pass
@@ -238,6 +240,9 @@ def minv_parallel_kernel(tree, Dinv, dof_body, s_w, U_w, Minv, body, other, F, W
             read_point_rows(dv, k0, nb, body, other, F, W)
 
 
+# one parallel launch at a time: it takes every numba thread anyway, and numba's fallback threading layer
+# (workqueue, where neither OpenMP nor TBB is installed) aborts the process on concurrent launches
+_PARALLEL_LAUNCH = threading.Lock()
 _NO_BODIES = np.zeros(0, dtype=np.int64)
 _NO_MAPS = np.zeros((0, 3, 6))
 
@@ -253,11 +258,14 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None, ws=None) 
     the plain single-thread inverse — one launch —, else ``model.data``).
     """
     if threads <= 1 and inertia is None and joint_diag is None and ws is None:
-        flat = model.__dict__.get("_flat") or flat_model(model)
+        flat = model._per_thread.flat or flat_model(model)
         if not (type(q) is np.ndarray and q.dtype is F8 and q.strides == (8,)):
             q = as_q(model, q)
         Minv = np.empty((model.nv, model.nv))
-        if not minv_flat(flat.ints, flat.floats, flat.work, q, Minv):
+        code = minv_flat(flat.ints, flat.floats, flat.work, q, Minv)
+        if code:
+            if code == OVERFLOW:
+                raise overflow_error("minv", "M⁻¹", (("q", q),))
             as_q(model, q)  # raises the error that names the joint
             raise ModelError("minv: q failed the kernel's checks")  # (the two checks disagree: a bug)
         return Minv
@@ -268,10 +276,10 @@ def minv(model, q, *, threads: int = 1, inertia=None, joint_diag=None, ws=None) 
 @kernel(simd_lanes=True)
 def minv_flat(ints, floats, work, q, Minv):
     """prepare_minv and minv_kernel in one launch on a FlatModel's buffers, after checking q (size,
-    finite values, unit quaternions); False (Minv untouched) when it fails."""
+    finite values, unit quaternions): DONE, BAD_INPUT (Minv untouched) or OVERFLOW."""
     tree = unpack_tree(ints, floats)
     if not (q.shape[0] == ints[2] and configuration_ok(tree, q)):
-        return False
+        return BAD_INPUT
     ws = unpack_workspace(ints, work)
     nv = ints[1]
     s_w = np.empty((nv, 6))
@@ -282,7 +290,7 @@ def minv_flat(ints, floats, work, q, Minv):
     world_articulated_quantities(tree, ws, s_w, U_w)
     minv_kernel(tree, ws.Dinv, unpack_dof_body(ints), s_w, U_w, Minv, np.zeros(0, dtype=np.int64),
                 np.zeros(0, dtype=np.int64), np.zeros((0, 3, 6)), np.empty((nv, 0)), -1)
-    return True
+    return DONE if all_finite_2d(Minv) else OVERFLOW
 
 
 def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=None, joint_diag=None, ws=None):
@@ -306,8 +314,9 @@ def minv_and_point_rows(model, q, body, other, F, *, threads: int = 1, inertia=N
     reach = int(max(body.max(), other.max())) if body.shape[0] else -1
     prepare_minv(model.tree, q, ws, s_w, U_w, inertia, joint_diag)
     if threads > 1:
-        minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W, reach,
-                             int(threads))
+        with _PARALLEL_LAUNCH:
+            minv_parallel_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W, reach,
+                                 int(threads))
     else:
         minv_kernel(model.tree, ws.Dinv, model.dof_body, s_w, U_w, Minv, body, other, F, W, reach)
     return Minv, W, s_w

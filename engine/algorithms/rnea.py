@@ -6,7 +6,8 @@ import numpy as np
 from .._jit import kernel
 from ..errors import ModelError
 from ..spatial import cross_force, inertia_times, transform_force_transpose, transform_motion
-from ._checks import as_body_forces, as_q, as_v, inputs_ok, plain_vector
+from ._checks import (BAD_INPUT, DONE, OVERFLOW, all_finite, as_body_forces, as_q, as_v, inputs_ok, overflow_error,
+                      plain_vector)
 from ._flat import flat_model, unpack_tree, unpack_workspace
 from .kinematics import joint_pass, velocity_pass
 
@@ -69,12 +70,15 @@ def rnea(model, q, qd, qdd, f_ext=None, *, gravity: bool = True) -> np.ndarray:
     q: (nq,), qd, qdd: (nv,); f_ext: optional (n_bodies, 6) spatial forces
     [moment; force] on each body in its link frame (N·m, N).
     """
-    flat = model.__dict__.get("_flat") or flat_model(model)
+    flat = model._per_thread.flat or flat_model(model)
     if not (plain_vector(q) and plain_vector(qd) and plain_vector(qdd)):
         q, qd, qdd = as_q(model, q), as_v(model, qd, "qd"), as_v(model, qdd, "qdd")
     f = flat.zero_forces if f_ext is None else as_body_forces(model, f_ext)
     tau = np.empty(model.nv)
-    if not rnea_flat(flat.ints, flat.floats, flat.work, q, qd, qdd, f, 1.0 if gravity else 0.0, tau):
+    code = rnea_flat(flat.ints, flat.floats, flat.work, q, qd, qdd, f, 1.0 if gravity else 0.0, tau)
+    if code:
+        if code == OVERFLOW:
+            raise overflow_error("rnea", "τ", (("q", q), ("qd", qd), ("qdd", qdd), ("f_ext", f)))
         as_q(model, q), as_v(model, qd, "qd"), as_v(model, qdd, "qdd")  # raise the error that names the joint
         raise ModelError("rnea: an input failed the kernel's checks")  # (the two checks disagree: a bug)
     return tau
@@ -83,14 +87,14 @@ def rnea(model, q, qd, qdd, f_ext=None, *, gravity: bool = True) -> np.ndarray:
 @kernel(refcounts=False)
 def rnea_flat(ints, floats, work, q, qd, qdd, f_ext, gravity_scale, tau):
     """rnea_kernel on a FlatModel's buffers (one cheap launch, as ``aba_flat``), after the input checks
-    (sizes, finite values, unit quaternions); returns False (tau untouched) when one fails."""
+    (sizes, finite values, unit quaternions): DONE, BAD_INPUT (tau untouched) or OVERFLOW."""
     tree = unpack_tree(ints, floats)
     nv = ints[1]
     if not (q.shape[0] == ints[2] and qd.shape[0] == nv and qdd.shape[0] == nv and tau.shape[0] == nv
             and inputs_ok(tree, q, qd, qdd)):
-        return False
+        return BAD_INPUT
     rnea_kernel(tree, q, qd, qdd, f_ext, gravity_scale, unpack_workspace(ints, work), tau)
-    return True
+    return DONE if all_finite(tau) else OVERFLOW
 
 
 def bias_forces(model, q, qd, f_ext=None, *, gravity: bool = True) -> np.ndarray:

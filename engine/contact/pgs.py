@@ -1,4 +1,8 @@
-"""Projected Gauss–Seidel for velocity-level contact impulses with Coulomb friction.
+"""Projected Gauss–Seidel for velocity-level impulses: contacts with Coulomb friction, one-sided and bounded rows.
+
+The one PGS of the engine: contacts (three rows each), the joint limits' unilateral rows
+(``solvers/stages/joint_limits.py``: one row each, no friction) and the motors' bounded rows
+(``solvers/stages/servos.py``) all run ``pgs_kernel``.
 
 Unknowns per contact c: λ_c = (λ_n, λ_t1, λ_t2) (N·s). The contact velocity is
 u = u_free + A λ with A the contact-space inertia. Each sweep visits the
@@ -24,10 +28,13 @@ from .._jit import kernel
 
 
 @kernel
-def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor):
-    """Solve in place (A symmetric, as the contact-space inertia is): lam (3k,) impulses from warm
-    start; u (3k,) = u_free + A lam on entry, updated to the final contact velocities; contacts with
-    A_nn ≤ floor are skipped. Returns the number of sweeps."""
+def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3):
+    """Solve in place (A symmetric, as the contact-space inertia is): lam (rows·k,) impulses from warm
+    start; u (rows·k,) = u_free + A lam on entry, updated to the final velocities; a block whose
+    A_nn ≤ floor is skipped. rows = 3: contacts (normal, two friction rows, friction bound mu[c] λ_n);
+    rows = 1: one-sided rows (λ ≥ 0, u ≥ target) when mu is empty, else two-sided rows bounded by
+    |λ_c| ≤ mu[c] (u = target unless at the bound: the motors of ``solvers/stages/servos.py``).
+    Returns the number of sweeps."""
     k = target_n.shape[0]
     d = np.zeros(3)
     sweeps = 0
@@ -36,11 +43,21 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor):
         change = 0.0
         scale = 1e-300
         for c in range(k):
-            r = 3 * c
+            r = rows * c
             if A[r, r] <= floor:  # nothing can move this contact (λ was zeroed): leave it out
                 continue
-            ln = max(0.0, lam[r] - (u[r] - target_n[c]) / A[r, r])
+            ln = lam[r] - (u[r] - target_n[c]) / A[r, r]
+            ln = min(mu[c], max(-mu[c], ln)) if rows == 1 and mu.shape[0] > 0 else max(0.0, ln)
             d[0] = ln - lam[r]
+            lam[r] = ln
+            if rows == 1:
+                if d[0] != 0.0:
+                    d0 = d[0]
+                    for i in range(k):
+                        u[i] += A[r, i] * d0
+                change = max(change, abs(d[0]))
+                scale = max(scale, abs(ln))
+                continue
             # friction block with the normal update applied
             ut1 = u[r + 1] + A[r + 1, r] * d[0]
             ut2 = u[r + 2] + A[r + 2, r] * d[0]
@@ -59,7 +76,6 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor):
                 t2 *= f
             d[1] = t1 - lam[r + 1]
             d[2] = t2 - lam[r + 2]
-            lam[r] = ln
             lam[r + 1] = t1
             lam[r + 2] = t2
             if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:

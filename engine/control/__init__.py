@@ -10,8 +10,11 @@
 """
 from . import motions
 from .motions import ReferenceMotion, SampledMotion, motion_for
+from .prescribed import JointTrajectory
+from .tracking_gains import tracking_gains, tracking_rest
 from .spd import METHODS, configuration_difference, dof_gains, spd, spd_torques
 from .tracking import TRACKING_METHODS, TrackingResult, track
 
 __all__ = ["spd", "spd_torques", "dof_gains", "configuration_difference", "METHODS", "track", "TrackingResult",
-           "TRACKING_METHODS", "ReferenceMotion", "SampledMotion", "motion_for", "motions"]
+           "TRACKING_METHODS", "ReferenceMotion", "SampledMotion", "motion_for", "motions", "JointTrajectory", "tracking_gains",
+           "tracking_rest"]

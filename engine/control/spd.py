@@ -42,8 +42,8 @@ joint's child coordinates like ω; for the free root the SE(3) log of the
 target-to-current pose as a body twist [ω; v] (the inverse of the engine's
 exact SE(3) ``integrate``). Adding Δt q̇ in the tangent space is the same
 first-order prediction q(t + Δt) ≈ q + Δt q̇ that Eq. 4 makes, and keeps τ
-exactly linear in the error and q̇ as in Eq. 6. Quaternions in q̄ need not be
-normalised.
+exactly linear in the error and q̇ as in Eq. 6. Quaternions in q̄ must have unit
+length, as in q (docs/errors.md: one rule everywhere, nothing renormalised).
 
 Gains: K_p, K_d are diagonal (per dof, ≥ 0). A scalar applies to every dof
 except a floating base's six root dofs, which get ``root_kp`` / ``root_kd``
@@ -60,7 +60,8 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import kernel
-from ..algorithms._checks import as_q, as_v
+from ..conjugate_gradient import CG_DONE, CG_PRECONDITION, CG_PRODUCT, cg_begin, cg_iterations, cg_next
+from ..algorithms._checks import as_q, as_v, overflow_error
 from ..algorithms.aba import aba_kernel
 from ..algorithms.crba import composite_inertia_matrix
 from ..algorithms.ltdl import ltdl_factor_kernel, ltdl_solve_kernel
@@ -112,11 +113,12 @@ def make_spd_workspace(model) -> SPDWorkspace:
 
 
 def spd_workspace(model) -> SPDWorkspace:
-    """The model's default SPD workspace, created on first use (not thread-safe, like ``model.data``)."""
-    sw = model.__dict__.get("_spd_workspace")
+    """The model's default SPD workspace for the calling thread, created on its first use there (as
+    ``model.data``)."""
+    mine = model._per_thread
+    sw = mine.spd
     if sw is None:
-        sw = make_spd_workspace(model)
-        model.__dict__["_spd_workspace"] = sw
+        sw = mine.spd = make_spd_workspace(model)
     return sw
 
 
@@ -227,51 +229,26 @@ def sparse_solve(sw, qdd):
 def pcg_solve(sw, tol, max_iter, qdd):
     """PCG with the Jacobi preconditioner on (M + Δt K_d) q̈ = rhs, from q̈ = 0; returns iterations.
 
-    Stops when ‖r‖ ≤ tol·‖rhs‖ (or after max_iter iterations); needs spd_system.
+    The CG recurrences are ``engine.conjugate_gradient``'s; this supplies the dense product and the
+    diagonal. Stops when ‖r‖ ≤ tol·‖rhs‖ (or after max_iter iterations); needs spd_system.
     """
     n = qdd.shape[0]
     M, K, b, r, z, p, Ap = sw.M, sw.K, sw.rhs, sw.r, sw.z, sw.p, sw.Ap
-    bnorm = 0.0
-    rz = 0.0
     for k in range(n):
         qdd[k] = 0.0
-        r[k] = b[k]
-        z[k] = r[k] / (M[k, k] + K[k])
-        p[k] = z[k]
-        bnorm += b[k] * b[k]
-        rz += r[k] * z[k]
-    bnorm = math.sqrt(bnorm)
-    it = 0
-    if bnorm == 0.0:
-        return it
-    while it < max_iter:
-        it += 1
-        pAp = 0.0
-        for i in range(n):
-            s = K[i] * p[i]
-            for j in range(n):
-                s += M[i, j] * p[j]
-            Ap[i] = s
-            pAp += p[i] * s
-        if not pAp > 0.0:
-            break
-        alpha = rz / pAp
-        rnorm = 0.0
-        for k in range(n):
-            qdd[k] += alpha * p[k]
-            r[k] -= alpha * Ap[k]
-            rnorm += r[k] * r[k]
-        if math.sqrt(rnorm) <= tol * bnorm:
-            break
-        rz_new = 0.0
-        for k in range(n):
-            z[k] = r[k] / (M[k, k] + K[k])
-            rz_new += r[k] * z[k]
-        beta = rz_new / rz
-        rz = rz_new
-        for k in range(n):
-            p[k] = z[k] + beta * p[k]
-    return it
+    request, state = cg_begin(qdd, p)
+    while request != CG_DONE:
+        if request == CG_PRODUCT:
+            for i in range(n):
+                s = K[i] * p[i]
+                for j in range(n):
+                    s += M[i, j] * p[j]
+                Ap[i] = s
+        elif request == CG_PRECONDITION:
+            for k in range(n):
+                z[k] = r[k] / (M[k, k] + K[k])
+        request, state = cg_next(state, tol, max_iter, qdd, b, r, z, p, Ap)
+    return cg_iterations(state)
 
 
 @kernel
@@ -394,6 +371,9 @@ def spd(model, q, qd, q_target, kp, kd, dt, tau_ext=None, method: str = "maba", 
     qdd = np.empty(model.nv)
     tau = np.empty(model.nv)
     spd_kernel(model.tree, spd_workspace(model), ctl, mid, q, qd, q_target, qd_target, tau_ext, qdd, tau)
+    if not (np.isfinite(qdd).all() and np.isfinite(tau).all()):
+        raise overflow_error("spd", "q̈ or τ", (("q", q), ("qd", qd), ("q_target", q_target), ("kp", ctl.kp),
+                                                ("kd", ctl.kd), ("tau_ext", tau_ext)))
     return qdd, tau
 
 

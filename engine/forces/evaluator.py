@@ -8,7 +8,8 @@ it runs the kinematics passes into the caller's workspace and fills
 * ``K``, ``D`` (m, 12, 12): per pair, −∂f/∂x and −∂f/∂v over [body a; body b]
   (Gauss–Newton part, plus the geometric part with ``geometric_stiffness``);
   ``point_force_K`` (k, 6, 6) for the point forces;
-* ``body_damping_blocks`` (n, 6, 6): D_m = d·I₆ on each body twist, in link coordinates;
+* ``body_damping_blocks`` (n, 6, 6): D_m = d·I₆ on each body twist plus the velocity decay's
+  mass-proportional drag (``Scene.set_velocity_decay``), in link coordinates;
 * joint springs: f_r = −K_r (q ⊖ q_rest) (nv,), with K_r, D_r diagonal (``joint_stiffness``,
   ``joint_damping``, copied from the scene at construction);
 * the potentials of all of them (J) for the energy.
@@ -28,13 +29,19 @@ from .point_force import point_force_kernel
 from .point_pair import point_pair_kernel
 
 
-def body_damping_blocks(model, d):
-    """D_m = d·I₆ on each body twist (COM frame), moved to link frames: X_blᵀ (dI) X_bl."""
+def body_damping_blocks(model, d, decay=None):
+    """D_m on each body twist, moved from the body frame (COM, principal axes) to link frames: X_blᵀ D X_bl with
+    D = d·I₆ (``Scene.set_body_damping``) plus, for ``decay`` (n, 2) rates (1/s) of ``Scene.set_velocity_decay``,
+    diag(c_ω I_principal, c_v m 1₃): the COM velocity and the angular velocity decaying at those rates."""
     out = np.zeros((model.n_bodies, 6, 6))
     for i in range(model.n_bodies):
-        if d[i] > 0:
+        D = d[i] * np.eye(6)
+        if decay is not None and np.any(decay[i]):
+            D[:3, :3] += decay[i, 1] * np.diag(model.body_principal_inertia[i])
+            D[3:, 3:] += decay[i, 0] * model.body_mass[i] * np.eye(3)
+        if np.any(D):
             E = np.ascontiguousarray(model.body_rotation[i].T)
-            add_transformed_inertia(E, np.ascontiguousarray(model.body_com[i]), d[i] * np.eye(6), out[i])
+            add_transformed_inertia(E, np.ascontiguousarray(model.body_com[i]), D, out[i])
     return out
 
 
@@ -50,7 +57,7 @@ class ForceEvaluator:
         self.K, self.D = np.zeros((m, 12, 12)), np.zeros((m, 12, 12))
         self.active = np.zeros(m, dtype=np.int64)
         self.wrench, self.wrench_damping = np.zeros((n, 6)), np.zeros((n, 6))
-        self.body_damping_blocks = body_damping_blocks(model, scene.body_damping)
+        self.body_damping_blocks = body_damping_blocks(model, scene.body_damping, getattr(scene, "velocity_decay", None))
         self.joint_stiffness = scene.joint_stiffness.copy()
         self.joint_damping = scene.joint_damping.copy()
         # the dofs of joints with springs (the displacement is computed for every joint, then masked)

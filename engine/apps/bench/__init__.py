@@ -26,11 +26,13 @@ def run_suite(name: str, out_dir="bench_out", quick: bool = False, **options) ->
     """Run suite ``name``; write DIR/NAME.csv, DIR/NAME.md and DIR/NAME_<scene>.png.
 
     Returns {"csv": path, "markdown": path, "plots": [paths], "text": markdown}.
-    Raises KeyError for an unknown suite.
+    Raises KeyError for an unknown suite, OutputPathError (before anything runs) for an unwritable folder.
     """
+    from ...output_paths import output_folder
     from . import report
 
     run = suite_function(name)
+    output_folder(out_dir, "bench output folder")
     with report.single_threaded_blas() as limited:
         result = run(quick=quick, **{k: v for k, v in options.items() if v is not None})
     blas = f"BLAS on one thread ({', '.join(limited)})." if limited else "BLAS threads not limited (no OpenBLAS found)."

@@ -35,6 +35,14 @@ def _bench(args) -> int:
     if args.only is not None and args.suite != "peers":
         print(f"error: --only is an option of the peers suite, not of '{args.suite}'", file=sys.stderr)
         return 2
+    from ...errors import OutputPathError
+    from ...output_paths import output_folder
+
+    try:
+        output_folder(args.out, "--out")  # before the suite runs for minutes
+    except OutputPathError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time, only=args.only)
     except (PeersMissing, UnknownPart) as e:  # a missing optional extra or an unknown part: one line, no traceback

@@ -69,14 +69,16 @@ class PeersMissing(RuntimeError):
 
 
 def import_peers() -> dict:
-    """{module name: module} for every peer; raises PeersMissing naming the first that fails."""
-    mods = {}
+    """{module name: module} for every peer; raises PeersMissing naming every peer that fails to import."""
+    mods, failed = {}, []
     for module, package in PEER_MODULES:
         try:
             mods[module] = importlib.import_module(module)
         except Exception as e:  # ImportError, or a broken binary wheel
-            raise PeersMissing(f"bench peers needs the peer library '{module}' (PyPI '{package}'), which failed to "
-                               f"import ({type(e).__name__}: {e}); install the peers with: {INSTALL}") from None
+            failed.append(f"'{module}' (PyPI '{package}': {type(e).__name__}: {e})")
+    if failed:
+        raise PeersMissing(f"bench peers needs the peer librar{'y' if len(failed) == 1 else 'ies'} "
+                           f"{' and '.join(failed)}, which failed to import; install the peers with: {INSTALL}")
     return mods
 
 

@@ -383,6 +383,19 @@ class ReferenceTable:
 
 
 _TABLES: dict = {}
+# bounds of the constructor's arguments (the reference table holds every control step of an episode)
+MAX_DT = 1.0                # s per control step
+MAX_SUBSTEPS = 1_000        # simulation steps per control step
+MAX_EPISODE_SECONDS = 600.0
+MAX_SWEEPS = 10_000         # PGS sweeps per contact solve
+
+
+def _finite(value, name: str) -> float:
+    """A finite real number (not a bool or a string), or ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
 
 
 class ImitationSim:
@@ -391,8 +404,9 @@ class ImitationSim:
     character: ``"humanoid"``, ``"dog"`` or ``"snake"`` (36 dofs); spd: ``"maba"``, ``"dense"``,
     ``"sparse"`` or ``"pcg"``; dt: control step (s); sim_dt: simulation step (s, default dt; dt
     must be a whole multiple of it); motion: reference name (default per character);
-    episode_seconds: longest episode (s); action_scale: rad per unit action (default per character);
-    max_sweeps: PGS sweep cap per contact solve.
+    episode_seconds: longest episode (s, at most MAX_EPISODE_SECONDS); action_scale: rad per unit action
+    (default per character); max_sweeps: PGS sweep cap per contact solve (1 … MAX_SWEEPS). Bad values raise
+    ValueError naming the argument.
     """
 
     def __init__(self, character: str = "humanoid", *, spd: str = "maba", dt: float = 1 / 30,
@@ -400,19 +414,29 @@ class ImitationSim:
                  action_scale: float | None = None, max_sweeps: int = 50, pcg_tol: float = 1e-14):
         if character not in CHARACTERS:
             raise ValueError(f"character must be one of {', '.join(CHARACTERS)}, got {character!r}")
-        if spd not in METHOD_ID:
+        if not isinstance(spd, str) or spd not in METHOD_ID:
             raise ValueError(f"spd must be one of {', '.join(METHODS)}, got {spd!r}")
-        dt = float(dt)
-        if not (math.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive number of seconds, got {dt}")
-        sim_dt = dt if sim_dt is None else float(sim_dt)
-        if not (math.isfinite(sim_dt) and 0 < sim_dt <= dt):
+        dt = _finite(dt, "dt")
+        if not 0 < dt <= MAX_DT:
+            raise ValueError(f"dt must be a number of seconds in (0, {MAX_DT:g}], got {dt}")
+        sim_dt = dt if sim_dt is None else _finite(sim_dt, "sim_dt")
+        if not 0 < sim_dt <= dt:
             raise ValueError(f"sim_dt must be in (0, dt = {dt}] s, got {sim_dt}")
         substeps = round(dt / sim_dt)
-        if abs(substeps * sim_dt - dt) > 1e-9 * dt:
-            raise ValueError(f"dt = {dt} s must be a whole multiple of sim_dt = {sim_dt} s")
-        if not (math.isfinite(episode_seconds) and episode_seconds >= dt):
-            raise ValueError(f"episode_seconds must be ≥ dt, got {episode_seconds}")
+        if abs(substeps * sim_dt - dt) > 1e-9 * dt or substeps > MAX_SUBSTEPS:
+            raise ValueError(f"dt = {dt} s must be a whole multiple of sim_dt = {sim_dt} s, at most {MAX_SUBSTEPS} "
+                             "times it")
+        episode_seconds = _finite(episode_seconds, "episode_seconds")
+        if not dt <= episode_seconds <= MAX_EPISODE_SECONDS:
+            raise ValueError(f"episode_seconds must be in [dt, {MAX_EPISODE_SECONDS:g}] s (the reference motion is "
+                             f"tabulated for the whole episode), got {episode_seconds:g}")
+        if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, (int, np.integer)) \
+                or not 1 <= max_sweeps <= MAX_SWEEPS:
+            raise ValueError(f"max_sweeps (PGS sweeps per contact solve) must be a whole number 1 … {MAX_SWEEPS}, "
+                             f"got {max_sweeps!r} (0 would switch the ground off)")
+        pcg_tol = _finite(pcg_tol, "pcg_tol")
+        if not 0 < pcg_tol < 1:
+            raise ValueError(f"pcg_tol must be in (0, 1), got {pcg_tol}")
         spec = CHARACTERS[character]
         self.character, self.spec, self.method = character, spec, spd
         self.dt, self.sim_dt, self.substeps = dt, sim_dt, int(substeps)
@@ -421,8 +445,8 @@ class ImitationSim:
         if not model.is_floating:
             raise ValueError(f"character '{character}' must have a floating base")
         self.motion = motion_for(scene, spec.motion if motion is None else motion)
-        self.action_scale = float(spec.action_scale if action_scale is None else action_scale)
-        if not (math.isfinite(self.action_scale) and self.action_scale >= 0):
+        self.action_scale = _finite(spec.action_scale if action_scale is None else action_scale, "action_scale")
+        if not self.action_scale >= 0:
             raise ValueError(f"action_scale must be ≥ 0 rad, got {action_scale}")
         self.max_steps = int(round(episode_seconds / dt))
         self.start_frames = max(1, int(math.ceil(self.motion.period / dt)))  # reference-state initialisation range
@@ -494,9 +518,19 @@ class ImitationSim:
 
         Returns (reward, fallen, diverged, truncated); ``last`` holds the reward terms.
         """
-        a = np.asarray(action, dtype=float).reshape(-1)
+        if self.k >= self.max_steps:
+            raise RuntimeError(f"the episode was truncated after {self.max_steps} steps (episode_seconds); call "
+                               "reset() before stepping again")
+        try:
+            if isinstance(action, (str, bytes, dict)):
+                raise TypeError
+            a = np.asarray(action, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"action must be {self.n_actions} numbers in [-1, 1], got {action!r}") from None
         if a.shape != (self.n_actions,):
             raise ValueError(f"action must have {self.n_actions} entries, got shape {np.shape(action)}")
+        if not np.isfinite(a).all():
+            raise ValueError(f"action[{int(np.flatnonzero(~np.isfinite(a))[0])}] is not finite")
         np.clip(a, -1.0, 1.0, out=self.offset[6:])
         self.offset[6:] *= self.action_scale
         f = self.frame + 1

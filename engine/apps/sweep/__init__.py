@@ -2,8 +2,10 @@
 
 Modules: ``runner`` (spec, cells, the run and its dataset), ``plots`` (stability maps, time vs size).
 """
-from .runner import (SpecError, add_sweep_parser, cell_id, cell_path, expand_grid, load_spec, read_rows, run_cell,
-                     run_sweep, write_results, write_row)
+from .runner import (MAX_CELLS, MAX_FRAMES, MAX_SUBSTEPS, MAX_WORKERS, SpecError, add_sweep_parser, cell_id,
+                     cell_path, check_workers, expand_grid, failed_cells, load_spec, read_rows, remove_stale_temporaries,
+                     run_cell, run_sweep, write_results, write_row)
 
-__all__ = ["SpecError", "add_sweep_parser", "cell_id", "cell_path", "expand_grid", "load_spec", "read_rows",
-           "run_cell", "run_sweep", "write_results", "write_row"]
+__all__ = ["MAX_CELLS", "MAX_FRAMES", "MAX_SUBSTEPS", "MAX_WORKERS", "SpecError", "add_sweep_parser", "cell_id",
+           "cell_path", "check_workers", "expand_grid", "failed_cells", "load_spec", "read_rows",
+           "remove_stale_temporaries", "run_cell", "run_sweep", "write_results", "write_row"]

@@ -22,9 +22,11 @@ test (``engine.apps.advise.judge``: divergence, energy growth, loop-closure erro
 timed in process CPU seconds, with OpenBLAS on one thread as in ``engine bench``. Cells are independent tasks on a ``dask.distributed`` cluster: a
 ``LocalCluster`` by default, or the scheduler at ``--scheduler`` (workers need this package
 installed). Each finished cell is written at once, as its own small CSV file in ``OUT/cells/``
-(written to a temporary name, then renamed, so a file is whole or absent); a re-run skips the cells
-already there, so an interrupted sweep resumes and loses nothing. A cell that raises is recorded
-with its error. At the end ``OUT/results.csv`` gathers every cell, and plots are drawn
+(written to a temporary name, then renamed, so a file is whole or absent; a temporary file a killed run
+left behind is removed by the next run); a re-run skips the cells already there, so an interrupted sweep
+resumes and loses nothing. A cell that raises is recorded with its error; ``--retry-failed`` runs such cells
+again. Bounds: ``MAX_CELLS`` cells a sweep, ``MAX_FRAMES`` frames and ``MAX_SUBSTEPS`` substeps a cell,
+``MAX_WORKERS`` workers; a ``--scheduler`` that does not answer within ``SCHEDULER_TIMEOUT`` s is an error. At the end ``OUT/results.csv`` gathers every cell, and plots are drawn
 (``engine.apps.sweep.plots``).
 """
 from __future__ import annotations
@@ -34,6 +36,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import platform
 import time
@@ -54,6 +57,37 @@ class SpecError(ValueError):
     """A sweep spec that cannot be read; the message names the file and the key."""
 
 
+# bounds of what a spec may ask (docs/advise.md, "Sweeps"): a sweep of more cells, a cell of more frames or
+# substeps, would run for days; the limits say so at load instead
+MAX_CELLS = 100_000
+MAX_FRAMES = 100_000   # frames per cell (≥ 2: the first frame is the start state, a cell of one simulates nothing)
+MAX_SUBSTEPS = 10_000  # steps per frame
+MAX_WORKERS = 256      # LocalCluster worker processes
+SCHEDULER_TIMEOUT = 10.0  # s to reach a --scheduler before giving up
+STALE_TMP_SECONDS = 60.0  # a cell's temporary file older than this was left by a killed run
+# axis: (what each value must be, test)
+_AXIS_RULES = {
+    "scene": ("a scene name (string)", lambda v: isinstance(v, str) and v != ""),
+    "scene_file": ("a file path (string)", lambda v: isinstance(v, str) and v != ""),
+    "urdf": ("a file path (string)", lambda v: isinstance(v, str) and v != ""),
+    "solver": ("a solver name (string)", lambda v: isinstance(v, str) and v != ""),
+    "substeps": (f"a whole number 1 … {MAX_SUBSTEPS}", lambda v: _whole(v) and 1 <= v <= MAX_SUBSTEPS),
+    "dt": ("a number of seconds in (0, 1]", lambda v: _real(v) and 0 < v <= 1),
+    "stiffness": ("a finite number ≥ 0", lambda v: _real(v) and v >= 0),
+    "fps": ("a number of frames per second in (0, 10000]", lambda v: _real(v) and 0 < v <= 10_000),
+    "frames": (f"a whole number 2 … {MAX_FRAMES} (the first frame is the start state)",
+               lambda v: _whole(v) and 2 <= v <= MAX_FRAMES),
+}
+
+
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+
+
 # ------------------------------------------------------------------ spec → cells
 def load_spec(path) -> dict:
     """The parsed TOML spec with ``cells`` (list of cell dicts) and ``out`` (folder or None)."""
@@ -65,20 +99,31 @@ def load_spec(path) -> dict:
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"sweep spec '{p}': not valid TOML ({e})") from None
     head = data.get("sweep", {})
+    if not isinstance(head, dict):
+        raise SpecError(f"sweep spec '{p}': 'sweep' must be a [sweep] table, got {head!r}")
+    if not isinstance(head.get("out", ""), str):
+        raise SpecError(f"sweep spec '{p}': [sweep] out must be a folder path (string), got {head['out']!r}")
     grids = data.get("grid")
     if not isinstance(grids, list) or not grids:
         raise SpecError(f"sweep spec '{p}': needs at least one [[grid]] table")
+    for g, grid in enumerate(grids):
+        if not isinstance(grid, dict):
+            raise SpecError(f"sweep spec '{p}': 'grid' must be [[grid]] tables, got {grid!r} as grid {g + 1}")
     cells = []
     for g, grid in enumerate(grids):
-        cells += expand_grid({**{k: v for k, v in head.items() if k != "out"}, **grid}, f"{p.name}: grid {g + 1}")
+        cells += expand_grid({**{k: v for k, v in head.items() if k != "out"}, **grid}, f"{p.name}: grid {g + 1}",
+                             limit=MAX_CELLS - len(cells))
     ids = [c["cell"] for c in cells]
     if len(set(ids)) != len(ids):
         raise SpecError(f"sweep spec '{p}': the grids repeat a cell (the same settings twice)")
     return {"out": head.get("out"), "cells": cells, "path": str(p)}
 
 
-def expand_grid(grid: dict, where: str = "grid") -> list:
-    """Cells of one grid: the Cartesian product of its list-valued axes and scene parameters."""
+def expand_grid(grid: dict, where: str = "grid", *, limit: int = MAX_CELLS) -> list:
+    """Cells of one grid: the Cartesian product of its list-valued axes and scene parameters (at most
+    ``limit``; SpecError naming the grid and the key for a value of the wrong kind)."""
+    if not isinstance(grid, dict):
+        raise SpecError(f"{where}: must be a table, got {grid!r}")
     known = set(AXES) | {"label", "params", "options"}
     unknown = sorted(set(grid) - known)
     if unknown:
@@ -105,6 +150,17 @@ def expand_grid(grid: dict, where: str = "grid") -> list:
     for n, v in zip(names, values):
         if not v:
             raise SpecError(f"{where}: axis {n} is an empty list")
+        what, ok = _AXIS_RULES.get(n, ("a number, string or boolean", lambda x: isinstance(x, (int, float, str))))
+        for x in v:
+            if not ok(x):
+                raise SpecError(f"{where}: {n.replace('param:', 'params.')} must be {what} (or a list of them), "
+                                f"got {x!r}")
+    if "label" in grid and not isinstance(grid["label"], str):
+        raise SpecError(f"{where}: label must be a string, got {grid['label']!r}")
+    count = math.prod(len(v) for v in values)
+    if count > limit:
+        raise SpecError(f"{where}: expands to {count:,} cells; a sweep runs at most {MAX_CELLS:,} "
+                        f"(axes: {', '.join(f'{n} ×{len(v)}' for n, v in zip(names, values) if len(v) > 1)})")
     label = grid.get("label") or str(grid.get("scene") or grid.get("scene_file") or grid.get("urdf"))
     cells = []
     for combo in itertools.product(*values):
@@ -139,6 +195,8 @@ def run_cell(cell: dict, run: str = "") -> dict:
         scene = build_scene(cell.get("scene"), cell["params"], scene_file=cell.get("scene_file"), urdf=cell.get("urdf"),
                             stiffness=float(cell["stiffness"]))
         fps, frames = float(cell["fps"]), int(cell["frames"])
+        if frames < 2:  # (load_spec refuses it; a cell made by hand too)
+            raise SpecError(f"frames must be at least 2 (the first frame is the start state), got {frames}")
         if "dt" in cell:  # a frame is then the whole number of steps nearest 1/fps
             dt = float(cell["dt"])
             substeps = max(1, round(1.0 / (fps * dt)))
@@ -215,22 +273,70 @@ def write_results(out, rows) -> Path:
 
 
 # ------------------------------------------------------------------------ run
-def run_sweep(spec: dict, out, *, scheduler: str | None = None, workers: int = 2, progress=True, plots=True) -> dict:
-    """Run the spec's unfinished cells on Dask; returns {"done", "skipped", "failed", "results", "plots"}."""
+def check_workers(workers) -> int:
+    """The LocalCluster's worker count, 1 … MAX_WORKERS (0 or a negative count waited forever for workers)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise SpecError(f"--workers must be a whole number 1 … {MAX_WORKERS}, got {workers!r}")
+    return workers
+
+
+def remove_stale_temporaries(out) -> list:
+    """Delete the cell files a killed run left half-written (``*.tmp`` in OUT/cells older than
+    STALE_TMP_SECONDS: a live write renames its file within milliseconds). Returns the paths removed."""
+    removed = []
+    for tmp in (Path(out) / "cells").glob("*.tmp"):
+        try:
+            if time.time() - tmp.stat().st_mtime > STALE_TMP_SECONDS:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:  # gone meanwhile, or not ours to remove: the next run tries again
+            pass
+    return removed
+
+
+def failed_cells(out) -> set:
+    """The ids of the cells in OUT/cells whose recorded status is ``failed`` (the file name is the id)."""
+    failed = set()
+    for path in (Path(out) / "cells").glob("*.csv"):
+        with open(path, encoding="utf-8", newline="") as f:
+            if any(row.get("status") == "failed" for row in csv.DictReader(f)):
+                failed.add(path.stem)
+    return failed
+
+
+def connect(scheduler: str, timeout: float = SCHEDULER_TIMEOUT):
+    """A dask Client of the scheduler at ``scheduler``, or SpecError within ``timeout`` seconds."""
+    from dask.distributed import Client
+
+    try:
+        return Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError, TypeError) as err:
+        raise SpecError(f"--scheduler {scheduler!r}: cannot reach it within {timeout:g} s "
+                        f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'no answer'})") from None
+
+
+def run_sweep(spec: dict, out, *, scheduler: str | None = None, workers: int = 2, progress=True, plots=True,
+              retry_failed: bool = False) -> dict:
+    """Run the spec's unfinished cells on Dask (also those recorded as failed when ``retry_failed``); returns
+    {"done", "skipped", "failed", "retried", "results", "plots"}."""
     from dask.distributed import Client, LocalCluster, as_completed
 
+    from ...output_paths import output_folder
     from ..common import Progress
 
-    out = Path(out)
-    (out / "cells").mkdir(parents=True, exist_ok=True)
-    todo = [c for c in spec["cells"] if not cell_path(out, c["cell"]).exists()]
+    check_workers(workers)
+    out = output_folder(out, "--out")
+    output_folder(out / "cells", "--out")
+    remove_stale_temporaries(out)
+    retry = failed_cells(out) & {c["cell"] for c in spec["cells"]} if retry_failed else set()
+    todo = [c for c in spec["cells"] if c["cell"] in retry or not cell_path(out, c["cell"]).exists()]
     skipped = len(spec["cells"]) - len(todo)
     run = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
     failed = 0
     if todo:
         cluster = None
         if scheduler:
-            client = Client(scheduler)
+            client = connect(scheduler)
         else:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
             client = Client(cluster)
@@ -263,8 +369,8 @@ def run_sweep(spec: dict, out, *, scheduler: str | None = None, workers: int = 2
         from .plots import plot_sweep
 
         figures = plot_sweep(rows, out)
-    return {"done": len(todo), "skipped": skipped, "failed": failed, "results": results, "plots": figures,
-            "rows": rows}
+    return {"done": len(todo), "skipped": skipped, "failed": failed, "retried": len(retry), "results": results,
+            "plots": figures, "rows": rows}
 
 
 def add_sweep_parser(sub) -> None:
@@ -273,7 +379,9 @@ def add_sweep_parser(sub) -> None:
                                    "written at once to OUT/cells/, a re-run skips them. Needs the [sweep] extra.")
     p.add_argument("spec", help="the sweep spec (TOML)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (default: a LocalCluster)")
-    p.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (default 2)")
+    p.add_argument("--workers", type=int, default=2, help=f"LocalCluster worker processes, 1 … {MAX_WORKERS} (default 2)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="run again the cells recorded as failed (e.g. once their cause is fixed)")
     p.add_argument("--out", metavar="DIR", help="dataset folder (default: the spec's [sweep] out, or sweep_out/NAME)")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
     p.set_defaults(func=_sweep)
@@ -292,11 +400,22 @@ def _sweep(args) -> int:
     except ImportError:
         print("error: engine sweep needs dask.distributed: pip install -e '.[sweep]'", file=sys.stderr)
         return 2
+    from ...errors import OutputPathError
+    from ...output_paths import output_folder
+
     out = args.out or spec["out"] or f"sweep_out/{Path(args.spec).stem}"
-    res = run_sweep(spec, out, scheduler=args.scheduler, workers=args.workers, plots=not args.no_plots)
+    try:
+        check_workers(args.workers)
+        output_folder(out, "--out")
+        res = run_sweep(spec, out, scheduler=args.scheduler, workers=args.workers, plots=not args.no_plots,
+                        retry_failed=args.retry_failed)
+    except (SpecError, OutputPathError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     rows = res["rows"]
     stable = sum(1 for r in rows if r["stable"] is True)
-    print(f"{len(rows)} cells in {out}: {res['done']} run now, {res['skipped']} already done; {stable} stable, "
+    retried = f" ({res['retried']} of them failed before)" if res["retried"] else ""
+    print(f"{len(rows)} cells in {out}: {res['done']} run now{retried}, {res['skipped']} already done; {stable} stable, "
           f"{sum(1 for r in rows if r['status'] == 'failed')} failed")
     failures: dict = {}
     for r in rows:

@@ -16,6 +16,10 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 VIDEO_SUFFIXES = (".gif", ".mp4")
 
 
+MAX_FRAMES = 100_000  # --record keeps every frame until the file is written
+MAX_SUBSTEPS = 1_000
+
+
 class UsageError(Exception):
     """Bad command-line input: reported as one line, exit code 2."""
 
@@ -77,11 +81,19 @@ def _check_args(args):
         raise UsageError(f"--record: '{args.record}' must end in .gif or .mp4")
     if sum(bool(x) for x in (args.screenshot, args.record, args.benchmark, args.save_scene)) > 1:
         raise UsageError("use one of --screenshot, --record, --benchmark, --save-scene at a time")
-    if args.frames is not None and args.frames < 0:
-        raise UsageError(f"--frames must be ≥ 0, got {args.frames}")
-    for out in (args.screenshot, args.record, args.save_scene):
-        if out and not Path(out).resolve().parent.is_dir():
-            raise UsageError(f"cannot write '{out}': folder '{Path(out).parent}' does not exist")
+    if args.frames is not None and not 0 <= args.frames <= MAX_FRAMES:
+        raise UsageError(f"--frames must be 0 … {MAX_FRAMES}, got {args.frames}")
+    if not 1 <= args.substeps <= MAX_SUBSTEPS:
+        raise UsageError(f"--substeps must be 1 … {MAX_SUBSTEPS}, got {args.substeps}")
+    from ...errors import OutputPathError
+    from ...output_paths import output_file
+
+    for option, out in (("--screenshot", args.screenshot), ("--record", args.record), ("--save-scene", args.save_scene)):
+        if out:
+            try:
+                output_file(out, option)
+            except OutputPathError as err:
+                raise UsageError(str(err)) from None
     return _resolution(args.resolution)
 
 

@@ -8,9 +8,8 @@ reduced diagonal r (Alg. 4 lines 1–8), then ``block_jacobi_solve`` (lines
 """
 from __future__ import annotations
 
-import math
-
 from ..._jit import kernel
+from ...conjugate_gradient import CG_DONE, CG_PRODUCT, CG_PROJECT, cg_begin, cg_iterations, cg_next
 from ...spatial import transform_force_transpose, transform_motion
 from .reduced_operators import system_product
 
@@ -109,50 +108,18 @@ def pcg_solve(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, b, x, tol, ma
     iterates stay on the constraint plane. One CG run then replaces the l + 1
     solves of Eq. 3.2. Pass G, Y of shape (0, nv) for plain PCG.
 
-    Stops when the (projected) residual ‖r‖ ≤ tol·‖b‖ after at least one
-    update; returns the number of iterations (preconditioner applications after
+    The CG recurrences are ``engine.conjugate_gradient``'s; this supplies M̃ (``system_product``), P⁻¹
+    (``block_jacobi_solve``) and the projection. Stops when the (projected) residual ‖r‖ ≤ tol·‖b‖
+    after at least one update; returns the number of iterations (preconditioner applications after
     the first). Needs joint_pass and articulated_inertia_pass(tree, ws, A, r) done.
     """
-    nv = b.shape[0]
-    system_product(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, x, y, w, Ap)
-    bnorm = 0.0
-    for k in range(nv):
-        r[k] = b[k] - Ap[k]
-        bnorm += b[k] * b[k]
-    bnorm = math.sqrt(bnorm)
-    if bnorm == 0.0:
-        bnorm = 1.0
-    project_residual(r, G, Y, Sinv, lam)
-    block_jacobi_solve(tree, ws, r, z)
-    rz = 0.0
-    for k in range(nv):
-        p[k] = z[k]
-        rz += r[k] * z[k]
-    it = 0
-    while it < max_iter:
-        it += 1
-        system_product(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, p, y, w, Ap)
-        pAp = 0.0
-        for k in range(nv):
-            pAp += p[k] * Ap[k]
-        if pAp <= 0.0:
-            break
-        alpha = rz / pAp
-        for k in range(nv):
-            x[k] += alpha * p[k]
-            r[k] -= alpha * Ap[k]
-        project_residual(r, G, Y, Sinv, lam)
-        rnorm = 0.0
-        for k in range(nv):
-            rnorm += r[k] * r[k]
-        if math.sqrt(rnorm) <= tol * bnorm:
-            break
-        block_jacobi_solve(tree, ws, r, z)
-        rz_new = 0.0
-        for k in range(nv):
-            rz_new += r[k] * z[k]
-        beta = rz_new / rz
-        rz = rz_new
-        for k in range(nv):
-            p[k] = z[k] + beta * p[k]
-    return it
+    request, state = cg_begin(x, p)
+    while request != CG_DONE:
+        if request == CG_PRODUCT:
+            system_product(tree, ws, A, pair_a, pair_b, coupling, reduced_diag, p, y, w, Ap)
+        elif request == CG_PROJECT:
+            project_residual(r, G, Y, Sinv, lam)
+        else:
+            block_jacobi_solve(tree, ws, r, z)
+        request, state = cg_next(state, tol, max_iter, x, b, r, z, p, Ap)
+    return cg_iterations(state)

@@ -90,6 +90,12 @@ class ClosureSolve:
         G = np.empty((len(C), model.nv))
         constraint_jacobian(model.tree, ws, bodies, rows, s._lnk[1], G)
         s._closure_rows = (bodies, rows)
+        target = -C / h
+        dofs, rates = s._presc_rows
+        if len(dofs):  # prescribed joints: unit rows with their rates, after the closures' (stages/prescribed.py)
+            G = np.vstack([G, s.prescribed.unit_rows(dofs)])
+            target = np.concatenate([target, rates])
+        s._fixed_rows = G
         if s.linear_solver != "pcg":  # P also serves as the post-stabilization metric
             articulated_inertia_pass(model.tree, ws, s.A, s._r)
         Y = np.empty_like(G)
@@ -100,7 +106,6 @@ class ClosureSolve:
         s._projection = (Y, constraint_inverse(S, 0.0, eigen))
         # the proximal term matters only where S barely sees a direction: elsewhere μ / λ_min < 1e-6
         self._Sinv_start = constraint_inverse(S, eigen=eigen) if self.straight else s._projection[1]
-        target = -C / h
         if s.linear_solver == "pcg" and s.closure_method == "projected":
             # feasible start by the regularized inverse (G x₀ = target up to what S cannot see); CG keeps G x = G x₀
             x0 = s.qd_guess + Y.T @ (self._Sinv_start @ (target - G @ s.qd_guess))
@@ -184,8 +189,10 @@ class ClosureSolve:
                 break
             if fresh:
                 articulated_inertia_pass(model.tree, ws, s.A, s._r)  # P at q (A holds body-fixed blocks)
-                G = np.empty((len(C), model.nv))
+                G = np.empty((len(rows), model.nv))
                 constraint_jacobian(model.tree, ws, bodies, rows, s._lnk[1], G)
+                if len(s._presc_rows[0]):
+                    G = np.vstack([G, s.prescribed.unit_rows(s._presc_rows[0])])
                 Y = np.empty_like(G)
                 block_jacobi_solve_rows(model.tree, ws, G, Y)
                 Sinv = constraint_inverse(G @ Y.T)
@@ -210,8 +217,12 @@ class ClosureSolve:
         return q, error
 
     def _errors(self, q):
-        """(bodies, rows, C) of the closures at q, after the kinematics passes at q into the workspace."""
+        """(bodies, rows, C) of the closures at q, after the kinematics passes at q into the workspace; C ends with
+        the prescribed joints' errors when the step has any (their rows come last in G)."""
         s = self.s
         joint_pass(s.model.tree, q, s.ws)
         world_pass(s.model.tree, s.ws)
-        return constraint_rows(s._closures, s.ws)
+        bodies, rows, C = constraint_rows(s._closures, s.ws)
+        if len(s._presc_rows[0]):
+            C = np.concatenate([C, s.prescribed.errors(q, s._presc_end)[1]])
+        return bodies, rows, C

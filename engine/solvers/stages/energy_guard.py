@@ -391,11 +391,14 @@ class EnergyGuard:
 
 
 def make_energy_guard(stepper, enabled, policy: str = "cap"):
-    """The guard for a stepper, or None: off, or (policy "cap") a scene it does not apply to (loop closures,
-    contact, joint limits)."""
+    """The budget for a stepper, or None: off; a scene whose drives put energy in that the budget does not count
+    (prescribed joints, motors, force fields: that is their job); or (policy "cap") a scene the issue #22 guard
+    does not apply to (loop closures, contact, joint limits)."""
     if not enabled:
         return None
-    if policy == "cap" and (len(stepper.scene.loop_closures) or stepper.contact is not None
-                            or stepper.limits is not None):
+    scene = stepper.scene
+    if getattr(scene, "prescribed", ()) or getattr(scene, "motors", ()) or getattr(scene, "force_fields", ()):
+        return None
+    if policy == "cap" and (len(scene.loop_closures) or stepper.contact is not None or stepper.limits is not None):
         return None
     return EnergyGuard(stepper, policy=policy)

@@ -268,7 +268,7 @@ class JointGeometricStiffness:
         residual = M̃ q̇⁺ − f̃ = Gᵀ μ, the constraint impulse in joint space (G (l, nv) the rows'
         J-transposes); with Y = (P⁻¹Gᵀ)ᵀ and Sinv = (G P⁻¹ Gᵀ)⁺ of the step, μ = Sinv Y residual
         (redundant rows are fine: Gᵀμ is what counts); the force on each row's bodies is rows_k μ_k / h."""
-        mu = Sinv @ (Y @ residual) / h
+        mu = (Sinv @ (Y @ residual) / h)[:len(rows)]  # (rows after the closures', e.g. prescribed joints, apply no wrench)
         w = np.zeros((model.n_bodies, 6))
         for side in (0, 1):
             on = row_bodies[:, side] >= 0

@@ -50,37 +50,14 @@ import numpy as np
 from ..._jit import kernel
 from ...algorithms.kinematics import joint_pass, world_pass
 from ...algorithms.minv import minv
+from ...contact.pgs import pgs_kernel
 from ...errors import ModelError, SimulatorOptionError
 from ...integrators import integrate
 from ...joints import FREE, SPHERICAL, quat_to_matrix
 from .loop_closures import closure_arrays, constraint_jacobian, constraint_rows
 
 
-@kernel
-def unilateral_pgs(A, u, target, lam, max_iter, tol):
-    """In place: λ ≥ 0 (m,) with u = u_free + A λ ≥ target, complementary (A symmetric PSD);
-    u (m,) holds u_free + A λ on entry and the final rates on exit. Returns the sweeps."""
-    m = target.shape[0]
-    sweeps = 0
-    for it in range(max_iter):
-        sweeps = it + 1
-        change = 0.0
-        scale = 1e-300
-        for i in range(m):
-            if A[i, i] <= 0.0:
-                continue
-            new = max(0.0, lam[i] - (u[i] - target[i]) / A[i, i])
-            d = new - lam[i]
-            if d != 0.0:
-                lam[i] = new
-                for j in range(m):
-                    u[j] += A[i, j] * d
-            change = max(change, abs(d))
-            scale = max(scale, abs(new))
-        if change <= tol * scale:
-            break
-    return sweeps
-
+NO_FRICTION = np.zeros(0)  # (the PGS's friction coefficients, unused for one-sided rows)
 
 # Blender's mat3_normalized_to_eulO: below this cos of the middle angle (16 float epsilons) a rotation is
 # at the gimbal and its third angle is set to 0
@@ -315,18 +292,27 @@ class JointLimits:
         impact = (approach < -self.bounce_speed) & (gap <= self.slop)  # at the bound (speculation brought it there)
         return np.where(impact, np.maximum(target, -self.restitution * approach), target)
 
+    def hold(self, rows) -> None:
+        """Rows (m, nv) the next ``apply`` keeps as well as the closures' (a stepper's prescribed joints), or None."""
+        self._held = rows
+
     def _response(self, q, inertia, joint_diag):
-        """W' (nv, nv): M̃⁻¹ restricted to velocities that keep the closures' G v."""
+        """W' (nv, nv): M̃⁻¹ restricted to velocities that keep the closures' G v (and the held rows')."""
         model = self.model
         W = minv(model, q, inertia=inertia, joint_diag=joint_diag, ws=self.ws)  # the stage's own workspace
-        if self._closures is None:
+        held = getattr(self, "_held", None)
+        if self._closures is None and held is None:
             return W
-        ws = self.ws
-        joint_pass(model.tree, q, ws)
-        world_pass(model.tree, ws)
-        bodies, rows, _ = constraint_rows(self._closures, ws)
-        G = np.empty((len(rows), model.nv))
-        constraint_jacobian(model.tree, ws, bodies, rows, np.empty((model.n_bodies, 6)), G)
+        G = np.zeros((0, model.nv))
+        if self._closures is not None:
+            ws = self.ws
+            joint_pass(model.tree, q, ws)
+            world_pass(model.tree, ws)
+            bodies, rows, _ = constraint_rows(self._closures, ws)
+            G = np.empty((len(rows), model.nv))
+            constraint_jacobian(model.tree, ws, bodies, rows, np.empty((model.n_bodies, 6)), G)
+        if held is not None:
+            G = np.vstack([G, held])
         WG = W @ G.T
         return W - WG @ np.linalg.pinv(G @ WG, rcond=1e-12, hermitian=True) @ WG.T
 
@@ -342,7 +328,8 @@ class JointLimits:
             target = self._targets(gap[act], rate[act], arrival[act], bend[act])
             lam = np.zeros(len(act))
             u = rate[act].copy()
-            self.last_sweeps = unilateral_pgs(A, u, target, lam, self.max_iter, self.tol)
+            # one-sided rows: λ ≥ 0, u = u_free + A λ ≥ target, complementary (the contact PGS, one row a block)
+            self.last_sweeps = pgs_kernel(A, u, target, NO_FRICTION, lam, self.max_iter, self.tol, 0.0, 1)
             v_new = v + WLt @ lam
             passed = finite & ~near & (gap + bend + self.dt * (coef * v_new[idx]).sum(axis=1) < 0.0)
             if not passed.any():

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..stages.joint_limits import refuse_limits
+from ..stages.prescribed import refuse_drives
 from ...algorithms.kinematics import link_poses
 from ...energy import energy
 from ...errors import ModelError
@@ -325,6 +326,7 @@ class SceneStepper:
 
     def __init__(self, scene, dt, *, method="sparse", integrator="symplectic", alpha=0.0, beta=0.0,
                  post_stabilize=True, tol=1e-10, max_projections=5, planar=None, contact=None, limits=None):
+        refuse_drives(scene, "baraff")  # no prescribed-joint, motor, breaking or field stages here
         refuse_limits(scene, limits, "baraff")  # no limit stage here
         extras = [f"{len(scene.pairs)} springs/cables" if len(scene.pairs) else "",
                   f"{len(scene.point_forces)} point forces" if len(scene.point_forces) else "",

@@ -1,14 +1,17 @@
 """The explicit step: ABA + symplectic Euler, with the same forces and contact stages as RedMax.
 
-    q̈ = ABA(q, q̇, τ = f_r − D_r q̇, f_m − D_m φ),   q̇⁺ = limits(contact(q, q̇ + h q̈)),   q⁺ = q ⊕ h q̇⁺
+    q̈ = ABA(q, q̇, τ = f_r − D_r q̇, f_m − D_m φ),   q̇⁺ = limits(contact(motors(prescribed(q̇ + h q̈)))),   q⁺ = q ⊕ h q̇⁺
 
-Stiff springs need a small h here (the implicit ``"pcg"`` step takes them at large h).
+Prescribed joints and motors are rows imposed on q̇ + h q̈ in the metric M⁻¹ (``stages/prescribed.py``,
+``stages/servos.py``): ABA's hybrid dynamics at the velocity level. Stiff springs need a small h here (the
+implicit ``"pcg"`` step takes them at large h).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...algorithms.aba import aba_kernel
+from ...algorithms.minv import minv
 from ...contact.handler import contact_stage
 from ...errors import SimulatorOptionError
 from ...forces.evaluator import ForceEvaluator
@@ -18,6 +21,8 @@ from ...stepper import StepStats
 from ..stages.energy_guard import make_energy_guard
 from ..stages.geometric_stiffness import parse_geometric_stiffness
 from ..stages.joint_limits import limit_stage
+from ..stages.prescribed import PrescribedMotion, project
+from ..stages.servos import Servos
 
 
 class ExplicitStepper:
@@ -40,6 +45,8 @@ class ExplicitStepper:
         self.contact = contact_stage(scene, self.dt, contact)
         self.limits = limit_stage(scene, self.dt, limits)  # joint limits after contact, in the metric M
         self._energy_guard = make_energy_guard(self, energy_guard)  # off by default: the explicit baseline
+        self.prescribed = PrescribedMotion(scene, self.dt)
+        self.servos = Servos(scene, self.dt)
 
     def step(self, state, control):
         model, ws, fe, h = self.model, self.ws, self.forces, self.dt
@@ -49,9 +56,19 @@ class ExplicitStepper:
         qdd = np.empty(model.nv)
         aba_kernel(model.tree, q, qd, tau, fe.body_wrenches(ws), ws, qdd)
         qd_new = qd + h * qdd
+        dofs, rates = self.prescribed.rows(q, state.t) if self.prescribed else (np.zeros(0, np.int64), None)
+        W = minv(model, q, ws=self.servos.ws) if len(dofs) else None
+        if W is not None:
+            qd_new = project(qd_new, W, dofs, rates)
+        held = self.prescribed.unit_rows(dofs) if len(dofs) else None
+        if self.servos:
+            qd_new = self.servos.apply(q, qd_new, fixed=held)
         if self.contact is not None:
             qd_new = self.contact.apply(q, qd_new)
+            if W is not None:  # contact may have pushed a prescribed joint: its rows again
+                qd_new = project(qd_new, W, dofs, rates)
         if self.limits is not None:
+            self.limits.hold(held)
             qd_new = self.limits.apply(q, qd_new)
         q_new = integrate(model, q, qd_new, h)
         if self._energy_guard is not None:

@@ -48,6 +48,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 
 from ..stages.joint_limits import refuse_limits
+from ..stages.prescribed import refuse_drives
 from ...algorithms.kinematics import link_poses
 from ...contact.shapes import candidate_points, colliding_bodies, ground_contacts
 from ...contact.jacobian import tangent_basis
@@ -400,6 +401,7 @@ class HardConstraintStepper:
 
     def __init__(self, scene, dt: float, *, integrator: str = "verlet", tol: float = 1e-9, max_iter: int = 30,
                  motors=(), contact_sweeps: int = 3, contact=None, limits=None):
+        refuse_drives(scene, "hard-constraints")  # no prescribed-joint, motor, breaking or field stages here
         refuse_limits(scene, limits, "hard-constraints")  # no limit stage here
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of {', '.join(INTEGRATORS)}")

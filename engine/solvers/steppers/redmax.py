@@ -50,6 +50,7 @@ from ...algorithms._flat import FlatModel
 from ...algorithms.aba import articulated_inertia_pass
 from ...algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ...algorithms.kinematics import joint_pass, velocity_pass
+from ...algorithms.minv import minv
 from ...contact.handler import contact_stage
 from ..stages.joint_limits import limit_stage
 from ...forces.evaluator import ForceEvaluator
@@ -62,6 +63,8 @@ from ..stages.closure_solve import MAX_FORCE_PASSES, ClosureSolve
 from ..stages.loop_closures import closure_arrays
 from ..stages.geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from ..stages.energy_guard import kinetic_and_gravity, make_energy_guard
+from ..stages.prescribed import PrescribedMotion, project
+from ..stages.servos import Servos
 from .incremental_potential import make_refinement
 from .redmax_schemes import SCHEMES, History, parse_integrator
 from ..linalg.reduced_operators import system_product
@@ -202,6 +205,13 @@ class RedMaxStepper:
         self.stats = StepStats()
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
         self.limits = limit_stage(scene, self.dt, limits)  # then joint limits, in the same metric
+        # prescribed joints: rows beside the closures' (stages/prescribed.py); motors: bounded rows after the solve
+        self.prescribed = PrescribedMotion(scene, self.dt)
+        self.servos = Servos(scene, self.dt)
+        self._presc_rows = (np.zeros(0, np.int64), np.zeros(0))
+        self._presc_end = 0.0
+        self.row_impulses = np.zeros(0)  # each closure row's impulse of the last step (N·s or N·m·s)
+        self._closures_breakable = any(b.kind == "closure" for b in scene.breakable)
         # the per-step kernels' buffers (redmax_step.py); r = h D_r + h² K_r is fixed for the run
         h = self.dt
         self._force_arrays = force_arrays(fe, model)
@@ -215,7 +225,7 @@ class RedMaxStepper:
         self._no_point_forces = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)), self._pf_K)
         # one kernel call per step when nothing but the PCG solve acts on the velocities
         self._one_call = (linear_solver == "pcg" and len(self._closures.n_rot) == 0 and self.contact is None
-                          and self.limits is None)
+                          and self.limits is None and not self.prescribed and not self.servos)
         self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
         self._q_shape = (model.nq,)
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
@@ -224,8 +234,13 @@ class RedMaxStepper:
         self._newton = make_refinement(self, newton_iterations)
         self._energy_guard = make_energy_guard(self, policy is not None, policy)  # the step's energy budget
         self._one_call = self._one_call and self._newton is None and self.integrator in ("euler", "bdf2")
-        self._scheme = SCHEMES[self.integrator]
+        # drives (prescribed joints, motors) set their own motion: such scenes take Euler steps whatever the
+        # integrator (the energy budget is off there too: make_energy_guard)
+        self._drives = bool(self.prescribed) or bool(self.servos)
+        self._scheme = SCHEMES["euler" if self._drives else self.integrator]
+        self._bdf2 = self.integrator == "bdf2" and not self._drives
         self._history = History()  # BDF2's previous step
+        self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
         self._closure_solve = ClosureSolve(self)
         self._solve_step = h  # the h of r = h D_r + h² K_r in the system buffer
         self._q_solve, self._v_solve = np.zeros(model.nq), np.zeros(model.nv)  # BDF2's extrapolated state (kernel)
@@ -426,7 +441,7 @@ class RedMaxStepper:
         (q_new, constraint_error), qd_new, impulse_loss, report, smooth = self._scheme(self, state, control)
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control, impulse_loss=impulse_loss)
-        if self.integrator == "bdf2":
+        if self._bdf2:
             self._history.record(state, q_new, qd_new, smooth)
         total_its, max_its, solves, solve_seconds = report
         # per linear solve, the most any solve of this step took
@@ -441,7 +456,10 @@ class RedMaxStepper:
         q̇ (J, when the energy budget holds the energy; else 0), (total iterations, most of one solve, solves, solve
         seconds))."""
         pcg = self.linear_solver == "pcg"
-        closures = len(self._closures.n_rot) > 0
+        # prescribed joints: unit rows with their rates beside the closures' (stages/prescribed.py)
+        self._presc_rows = self.prescribed.rows(q, control.t) if self.prescribed else self._no_presc
+        self._presc_end = control.t + h_move
+        closures = len(self._closures.n_rot) > 0 or len(self._presc_rows[0]) > 0
         gs = self._joint_gs
         total = most = solves = 0
         solve_seconds = 0.0
@@ -461,18 +479,31 @@ class RedMaxStepper:
             solve_seconds += time.perf_counter() - solve_start
             total, most, solves = total + t, max(most, m), solves + n
             self.qd_guess = qd_new
-            if not closures or gs is None:
+            if not closures or (gs is None and not self._closures_breakable):
+                break
+            residual = self.system_product(qd_new) - rhs
+            Y, Sinv = self._projection
+            # each closure row's impulse over the stepper's dt (breakable closures): the solve's multiplier is its
+            # force over h_solve (BDF2 solves over 2/3 of the step)
+            self.row_impulses = (Sinv @ (Y @ residual))[:len(self._closure_rows[1])] * (self.dt / h_solve)
+            if gs is None:
                 break
             # their forces add tension to this solve (again, if they moved) and to the next step's
-            gs.record_closures(self.model, *self._closure_rows, *self._projection, self.system_product(qd_new) - rhs,
-                               h_solve)
+            gs.record_closures(self.model, *self._closure_rows, Y, Sinv, residual, h_solve)
             if not self._closure_solve.forces_moved(used):
                 break
         smooth = qd_new
+        fixed = self._fixed_rows if closures else None
+        if self.servos:  # motors: bounded rows in the step's metric, closures and prescribed rows kept
+            qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed)
         if self.contact is not None:
             with _step_of(self.contact, h_move):
                 qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
+            if len(self._presc_rows[0]):  # contact may have pushed a prescribed joint: its rows again
+                W = minv(self.model, q, inertia=self.A, joint_diag=self._r, ws=self.servos.ws)
+                qd_new = project(qd_new, W, *self._presc_rows, fixed[:len(fixed) - len(self._presc_rows[0])])
         if self.limits is not None:
+            self.limits.hold(self.prescribed.unit_rows(self._presc_rows[0]) if len(self._presc_rows[0]) else None)
             with _step_of(self.limits, h_move):
                 qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         loss = 0.0
@@ -485,7 +516,7 @@ class RedMaxStepper:
     def onto_closures(self, q):
         """(q, the largest closure error (m/rad)): q back onto the loop closures (``closure_solve.project``), or as
         it is without closures or with ``post_stabilize=False``."""
-        if len(self._closures.n_rot) == 0 or not self.post_stabilize:
+        if (len(self._closures.n_rot) == 0 and len(self._presc_rows[0]) == 0) or not self.post_stabilize:
             return q, 0.0
         return self._closure_solve.project(q)
 
@@ -505,7 +536,7 @@ class RedMaxStepper:
             # the compiled entry point reads what it is given: refuse before it reads out of bounds
             raise ValueError(f"RedMax step: q and joint_rest must have shape {self._q_shape} and qd "
                              f"{self.qd_guess.shape}; got {q.shape}, {rest.shape} and {qd.shape}")
-        prev = self._history.extrapolation(state) if self.integrator == "bdf2" else None
+        prev = self._history.extrapolation(state) if self._bdf2 else None
         bdf2 = prev is not None
         q_prev, qd_prev = prev if bdf2 else (q, qd)
         h = 2.0 * self.dt / 3.0 if bdf2 else self.dt
@@ -532,7 +563,7 @@ class RedMaxStepper:
         self.qd_guess = qd_new
         if guard is not None:
             qd_new = guard.apply(state, q_new, qd_new, control, self._energies)
-        if self.integrator == "bdf2":
+        if self._bdf2:
             self._history.record(state, q_new, qd_new, True)
         self.stats = StepStats(its, its, 1, 0.0, solve_seconds)
         return State(q_new, qd_new, state.t + self.dt)

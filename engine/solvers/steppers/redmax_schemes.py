@@ -103,7 +103,7 @@ def step_euler_bdf2(st, state, control):
     """``"euler"`` and ``"bdf2"``: one solve, (q⁺, q̇⁺, impulse loss, solve report)."""
     h = st.dt
     q, qd, hs = state.q, state.qd, h
-    if st.integrator == "bdf2":
+    if st._bdf2:
         prev = st._history.extrapolation(state)
         if prev is not None:
             q, qd = bdf2_solve_state(st.model, state.q, state.qd, *prev)
