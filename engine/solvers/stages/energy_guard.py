@@ -343,10 +343,13 @@ class EnergyGuard:
         self.kinetic_and_potential(q_new, qd_new, control, with_power=self.policy == "hold")
         return budget - self._spent(qd_new, self._power, impulse_loss)
 
-    def apply(self, state, q_new, qd_new, control, energies=None, impulse_loss=0.0):
+    def apply(self, state, q_new, qd_new, control, energies=None, impulse_loss=0.0, impulsive=False):
         """qd_new, or its rates scaled (module doc). energies: what the step already has — (E(q, q̇) or NaN,
         E(q⁺, q̇⁺), T(q⁺, q̇⁺), q̇⁺ᵀ D q̇⁺) (``redmax_step.pcg_step``) — else computed here; impulse_loss: the
-        kinetic energy the step's contact and limit impulses took (J, "hold")."""
+        energy the step's contact and limit impulses took (J, "hold"); impulsive: they acted — the rates are then
+        not scaled up (a contact's or a limit's rows allow an approach that just reaches the surface or the bound
+        within the step, which rates scaled up would overshoot), and the budget falls to the step's energy if it is
+        above it (what numerical damping took before an impact is not given to the motion after it)."""
         self.start_energy, self.budget, arrays = self._start(state, control, energies)
         hold = self.policy == "hold"
         if energies is None:
@@ -367,10 +370,14 @@ class EnergyGuard:
                 scale2 = max(available - pot, 0.0) / (kin + h_power)
                 if scale2 < 1.0:
                     self.clamped_steps += 1
+                elif impulsive:
+                    scale2 = 1.0
                 else:
                     scale2 = min(scale2, MAX_BOOST * MAX_BOOST)
                     self.boosted_steps += 1
             self.budget = available - scale2 * h_power
+            if impulsive:  # what the step's damping took before an impact belongs to the motion the impact ended:
+                self.budget = min(self.budget, pot + scale2 * kin)  # nothing of it is owed to what follows
             scale = math.sqrt(scale2)
         else:
             self.budget -= self._spent(qd_new, power, impulse_loss)

@@ -49,7 +49,6 @@ from ..._jit import compiled_for, kernel
 from ...algorithms._flat import FlatModel
 from ...algorithms.aba import articulated_inertia_pass
 from ...algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
-from ...algorithms.kinematics import joint_pass, velocity_pass
 from ...algorithms.minv import minv
 from ...contact.handler import contact_stage
 from ..stages.joint_limits import limit_stage
@@ -62,7 +61,8 @@ from ..linalg.block_jacobi import block_jacobi_solve, pcg_solve
 from ..stages.closure_solve import MAX_FORCE_PASSES, ClosureSolve
 from ..stages.loop_closures import closure_arrays
 from ..stages.geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
-from ..stages.energy_guard import kinetic_and_gravity, make_energy_guard
+from ..stages.energy_guard import make_energy_guard
+from ...integrators import integrate_kernel
 from ..stages.prescribed import PrescribedMotion, project
 from ..stages.servos import Servos
 from .incremental_potential import make_refinement
@@ -241,10 +241,10 @@ class RedMaxStepper:
         self._bdf2 = self.integrator == "bdf2" and not self._drives
         self._history = History()  # BDF2's previous step
         self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
+        self._stages_near = False  # the last solve's contact or limit stage had rows (solve)
         self._closure_solve = ClosureSolve(self)
         self._solve_step = h  # the h of r = h D_r + h² K_r in the system buffer
         self._q_solve, self._v_solve = np.zeros(model.nq), np.zeros(model.nv)  # BDF2's extrapolated state (kernel)
-        self._ke_ws = model.make_workspace()  # the impulses' kinetic energy ("hold")
 
     # ------------------------------------------------------------ forces
     def reduced_forces(self, q, rest=None):
@@ -440,9 +440,10 @@ class RedMaxStepper:
             return self._pcg_step(state, control)
         (q_new, constraint_error), qd_new, impulse_loss, report, smooth = self._scheme(self, state, control)
         if self._energy_guard is not None:
-            qd_new = self._energy_guard.apply(state, q_new, qd_new, control, impulse_loss=impulse_loss)
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control, impulse_loss=impulse_loss,
+                                              impulsive=not smooth)
         if self._bdf2:
-            self._history.record(state, q_new, qd_new, smooth)
+            self._history.record(state, q_new, qd_new, smooth and not self._stages_near)
         total_its, max_its, solves, solve_seconds = report
         # per linear solve, the most any solve of this step took
         self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
@@ -452,9 +453,9 @@ class RedMaxStepper:
         """The linearly implicit solve of Eq. 2.13–2.15 with step h_solve from (q (nq,), q̇ (nv,)) — loop closures
         aiming at q ⊕ h_move q̇⁺ (C → 0 there), their forces iterated into the tension (``closure_solve.py``) —,
         then contact and joint limits in the step's metric M̃. Returns (q̇⁺ of the solve, q̇⁺ after contact and limits
-        (the same array when they did nothing), the kinetic energy their impulses took from the start's rates
-        q̇ (J, when the energy budget holds the energy; else 0), (total iterations, most of one solve, solves, solve
-        seconds))."""
+        (the same array when they did nothing), the energy their impulses took — E(q ⊕ h_m q̇*, q̇*) −
+        E(q ⊕ h_m q̇⁺, q̇⁺), the step without and with them (J, when the energy budget holds the energy; else 0) —,
+        (total iterations, most of one solve, solves, solve seconds))."""
         pcg = self.linear_solver == "pcg"
         # prescribed joints: unit rows with their rates beside the closures' (stages/prescribed.py)
         self._presc_rows = self.prescribed.rows(q, control.t) if self.prescribed else self._no_presc
@@ -507,10 +508,18 @@ class RedMaxStepper:
             with _step_of(self.limits, h_move):
                 qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         loss = 0.0
-        if qd_new is not smooth and self._energy_guard is not None and self._energy_guard.policy == "hold":
-            # what the impulses take from the rates the step started with: an impact's approach (½ m u² when a
-            # body at u stops), not the step's own acceleration that a resting contact cancels (no work)
-            loss = max(self._kinetic_energy(q, qd) - self._kinetic_energy(q, qd + (qd_new - smooth)), 0.0)
+        # contact or limit rows were near (the stages hand back their input when none is): the configuration is
+        # close to a surface or a bound, where BDF2's extrapolated start could already be past it (next step: Euler)
+        self._stages_near = qd_new is not smooth
+        if qd_new is not smooth and np.array_equal(qd_new, smooth):
+            qd_new = smooth  # the stages had rows but no impulse: a smooth step
+        elif qd_new is not smooth and self._energy_guard is not None and self._energy_guard.policy == "hold":
+            # what the impulses took: the energy the step would end with without them, less what it ends with
+            # (an impact's approach energy, friction's work; nothing for a resting contact, which cancels the
+            # step's own acceleration: without it the body would fall and its energy stay the same)
+            guard = self._energy_guard
+            without = sum(guard.kinetic_and_potential(self._moved(q, smooth, h_move), smooth, control))
+            loss = max(without - sum(guard.kinetic_and_potential(self._moved(q, qd_new, h_move), qd_new, control)), 0.0)
         return smooth, qd_new, loss, (total, most, solves, solve_seconds)
 
     def onto_closures(self, q):
@@ -520,13 +529,12 @@ class RedMaxStepper:
             return q, 0.0
         return self._closure_solve.project(q)
 
-    def _kinetic_energy(self, q, qd):
-        """½ q̇ᵀ M(q) q̇ (J), in a workspace of its own."""
-        tree, ws = self.model.tree, self._ke_ws
-        joint_pass(tree, _floats(q), ws)
-        velocity_pass(tree, _floats(q), _floats(qd), ws)
-        return float(kinetic_and_gravity(tree, ws, self._tension_arrays.mass, self._tension_arrays.com,
-                                         self._tension_arrays.gravity, True)[0])
+    def _moved(self, q, v, h):
+        """q ⊕ h v (nq,), without ``integrate``'s input checks (q and v are the step's own)."""
+        out = np.array(q, dtype=float)
+        m = self.model
+        integrate_kernel(m.joint_type, m.q_start, m.v_start, out, _floats(v), float(h), out)
+        return out
 
     def _pcg_step(self, state, control):
         """``step`` in one kernel call (``redmax_step.pcg_step``): no closures, contact or limits; Euler or BDF2."""

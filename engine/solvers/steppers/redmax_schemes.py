@@ -12,8 +12,9 @@ centres of mass' inertial forces) and the springs' material stiffness.
 * ``"bdf2"`` — linearly implicit BDF2: (3 q̇⁺ − 4 q̇ + q̇⁻)/(2h) = M⁻¹ f(q⁺, q̇⁺), q⁺ = (4q − q⁻)/3 + (2h/3) q̇⁺.
   That is the same solve from the extrapolated state q̃ = q ⊕ (q ⊖ q⁻)/3, q̇̃ = (4 q̇ − q̇⁻)/3 with h_s = h_move
   = 2h/3: one solve per step, second order, L-stable (stiff modes are damped, 0.15 per step at ωh = 33), a
-  slow mode loses only ~(ωh)⁴/4 of its amplitude per step. It starts, and restarts after a step whose contact or
-  limit impulses changed the rates (an impact: the history would make it bounce), with an Euler step.
+  slow mode loses only ~(ωh)⁴/4 of its amplitude per step. It starts with an Euler step, and takes one after a
+  step whose contact or limit stage had rows near (an impact's history would bounce the body; the extrapolated
+  start near a surface or a bound could already be past it).
 * ``"tr-bdf2"`` — TR-BDF2 (Bank et al. 1985; γ = 2 − √2): a trapezoidal step over γh (the solve at γh/2, rates
   extrapolated), then BDF2 over the rest from the two points; two solves per step, self-starting, L-stable.
 * ``"blend"`` — the energy-budget blend of Dinev, Liu and Kavan ("Stabilizing Integrators for Real-Time
@@ -100,7 +101,8 @@ def extrapolate(qd, smooth, after, factor):
 
 
 def step_euler_bdf2(st, state, control):
-    """``"euler"`` and ``"bdf2"``: one solve, (q⁺, q̇⁺, impulse loss, solve report)."""
+    """``"euler"`` and ``"bdf2"``: one solve. Every scheme returns ((q⁺, closure error), q̇⁺, the energy impulses took,
+    the solve report, whether no impulse acted)."""
     h = st.dt
     q, qd, hs = state.q, state.qd, h
     if st._bdf2:
@@ -153,7 +155,8 @@ def step_blend(st, state, control):
         kin, pot = guard.kinetic_and_potential(integrate(model, q_m, toward, a), (1 - a) * qd_m + a * v_e, control)
         lo, hi = (a, hi) if kin + pot > budget else (lo, a)
     q_b = integrate(model, q_m, toward, hi)
-    return (st.onto_closures(q_b)), (1 - hi) * qd_m + hi * v_e, (1 - hi) * loss + hi * loss_e, report, False
+    return (st.onto_closures(q_b)), (1 - hi) * qd_m + hi * v_e, (1 - hi) * loss + hi * loss_e, report, \
+        smooth is v and smooth_e is v_e
 
 
 def _sum(a, b):
