@@ -27,9 +27,11 @@ def register():
     properties.register_pointers()
     preview.register()
     bpy.types.TOPBAR_MT_file_export.append(operators.menu_export)
+    kernels.schedule_background()  # compile what a first bake would miss, once Blender is up (not in -b)
 
 
 def unregister():
+    kernels.cancel_background()
     if hasattr(bpy.types, "TOPBAR_MT_file_export"):
         bpy.types.TOPBAR_MT_file_export.remove(operators.menu_export)
     preview.unregister()

@@ -1,12 +1,15 @@
-"""Bake: simulate the whole frame range first, then write every F-curve in one pass.
+"""Bake: read the scene, simulate the whole frame range, then write every F-curve in one pass.
 
-``BakeJob`` is driven by the operator: ``steps()`` advances one frame per
-``next()`` (progress and ESC in the UI, a plain loop under ``blender -b``),
-``finish()`` writes the keys, ``abort()`` puts everything back. A bake never
-edits existing F-curves: each baked object gets a new action, assigned only
-after all keys are written, and the action it had before is kept for
-``clear_bake``. Cancelling or failing (a diverging simulation, a cable to a
-deleted object) leaves the user's animation exactly as it was.
+``BakeJob`` is driven by the operator through ``stages()``, one generator over the whole bake that
+yields its stage and progress: reading the scene (``read``), simulating one frame per ``next()``
+(``steps``), writing the keys (``write_steps``), then committing them (assign the actions, save the
+snapshot, take the baked objects out of Blender's rigid body simulation) in one go. The UI shows
+progress and ESC cancels; under ``blender -b`` it is a plain loop. ``BakeJob(context)`` reads at
+once, ``run()`` simulates and ``finish()`` writes and commits. A bake never edits existing F-curves:
+each baked object gets a new action, assigned only after all keys are written, and the action it had
+before is kept for ``clear_bake``. Cancelling or failing at any stage (a diverging simulation, a cable
+to a deleted object, an object deleted meanwhile, an error while committing) puts back exactly what
+was there before (``abort``).
 """
 from __future__ import annotations
 
@@ -18,63 +21,24 @@ import bpy
 import numpy as np
 
 from . import follow, keyframes, mapping, snapshot
-from .properties import INTEGRATOR_NAMES
+from .keying import TRANSLATING, BakeError, continuous, keyed_poses, local_bases, quaternions, rigid_inverse  # noqa: F401
+from .run import SPECULATIVE_SPEED, SimulationRun, frame_time, simulator_options  # noqa: F401 (re-exported)
 
 from ._engine import engine
 
 BAKE_PREFIX = "RedMax bake"
-TRANSLATING = (engine.joints.PRISMATIC, engine.joints.FREE)  # bones keyed with location as well
-
-
 LONG_FRAME = 0.05  # s: a frame's substeps yield after this long (modal.SLICE), so that ESC acts inside a frame
-SPECULATIVE_SPEED = 10.0  # m/s: contacts are looked for this far ahead of a step (no tunnelling below it)
+STAGES = (("reading the scene", 0.1), ("simulating", 0.7), ("writing keys", 0.2))  # (stage, share of the bar)
+WRITE_CHUNK = 50  # objects keyed between two progress reports
 
 
-def simulator_options(settings, dt: float) -> dict:
-    """Options of ``engine.Simulator`` from the scene settings: the time integrator (``integrator=``), the
-    contact-space method, and a detection margin that grows with the step so a body falling at up to
-    SPECULATIVE_SPEED m/s is caught by a speculative contact before it passes through the ground."""
-    return {"integrator": INTEGRATOR_NAMES[settings.integrator],
-            "contact_method": settings.contact_method.lower(),
-            "contact_options": {"speculative_speed": SPECULATIVE_SPEED}}
-
-
-class BakeError(RuntimeError):
-    """A bake that cannot run or finish; the message says why and names the element."""
-
-
-def quaternions(R):
-    """Unit quaternions (…, 4) as (w, x, y, z) of rotation matrices R (…, 3, 3) (the engine's Shepperd method)."""
-    return engine.joints.matrix_to_quat(R)
-
-
-def continuous(q):
-    """Flip signs along the first axis so consecutive quaternions (F, …, 4) stay on one hemisphere."""
-    flips = np.sum(q[1:] * q[:-1], axis=-1) < 0  # sign changes between raw neighbours
-    parity = np.cumsum(flips, axis=0) % 2 == 1   # flipped an odd number of times so far
-    out = q.copy()
-    out[1:][parity] *= -1
-    return out
-
-
-def rigid_inverse(L):
-    """Inverse of rigid transforms L (…, 4, 4)."""
-    out = np.zeros_like(L)
-    Rt = np.swapaxes(L[..., :3, :3], -1, -2)
-    out[..., :3, :3] = Rt
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", Rt, L[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
-
-
-def _basis_channels(M, path_prefix, group, with_location):
-    """F-curve channels of local matrices M (F, 4, 4): location (optional) and rotation_quaternion."""
-    R = M[:, :3, :3] / np.linalg.norm(M[:, :3, :3], axis=1, keepdims=True)  # drop scale (columns)
-    q = continuous(quaternions(R))
-    out = [(f"{path_prefix}rotation_quaternion", i, group, q[:, i]) for i in range(4)]
-    if with_location:
-        out += [(f"{path_prefix}location", i, group, M[:, i, 3]) for i in range(3)]
-    return out
+def alive(ob) -> bool:
+    """Whether ``ob`` still exists (an object removed from ``bpy.data`` raises ReferenceError on access)."""
+    try:
+        ob.name
+    except ReferenceError:
+        return False
+    return ob is not None
 
 
 # ----------------------------------------------------------------- bake state
@@ -91,11 +55,13 @@ def _quaternion_modes(ob, saved_json):
             ob.pose.bones[name].rotation_mode = "QUATERNION"
 
 
-def _unbake_live(context, bscene, only=None):
+def _unbake_live(context, bscene, only=None, baked=None):
     """Show the scene (or the objects in ``only``) as it was before the bake (previous actions, rigid
     bodies, constraints, transforms) but keep the bake's records, so ``_rebake_live`` can put the
-    bake back; returns (the objects unbaked, messages about what could not be restored)."""
-    baked = [ob for ob in _baked_objects(bscene) if only is None or ob in only]
+    bake back; returns (the objects unbaked, messages about what could not be restored). ``baked``:
+    the objects to unbake, when the caller needs them before (to put them back if this fails)."""
+    if baked is None:
+        baked = [ob for ob in _baked_objects(bscene) if only is None or ob in only]
     for ob in baked:
         keyframes.assign(ob, ob.redmax.previous_action, ob.redmax.previous_slot)
         _restore_rotation_modes(ob, ob.redmax.previous_rotation_modes)
@@ -104,34 +70,59 @@ def _unbake_live(context, bscene, only=None):
     return baked, problems
 
 
-def _rebake_live(context, baked):
-    """Undo ``_unbake_live``: the baked objects leave the rigid body simulation and play their bake."""
-    snapshot.detach(context, baked)
+def _rebake_live(bscene, baked):
+    """Undo ``_unbake_live``: the baked objects leave the rigid body simulation and play their bake (those
+    deleted meanwhile are skipped)."""
+    baked = [ob for ob in baked if alive(ob)]
+    snapshot.detach(bscene, baked)
+    slots: dict = {}  # action → {identifier: slot} (one bake's action holds a slot per object)
     for ob in baked:
         s = ob.redmax
-        keyframes.assign(ob, s.baked_action, _slot_of(s.baked_action))
+        action = s.baked_action
+        if action not in slots:
+            slots[action] = keyframes.slots_by_identifier(action)
+        keyframes.assign_slot(ob, action, slots[action].get(s.baked_slot) or _first_slot(action))
         _quaternion_modes(ob, s.previous_rotation_modes)
 
 
-def _slot_of(action):
-    return action.slots[0].identifier if action is not None and len(action.slots) else ""
+def _first_slot(action):
+    """(A bake by an older version made an action with one slot per object.)"""
+    return action.slots[0] if action is not None and len(action.slots) else None
 
 
 def _forget_bake(bscene, objects=None):
     """Drop the records of the current bake (after ``_unbake_live``): actions, flags and, unless
     only some ``objects`` are forgotten, the snapshot."""
-    cleared = 0
+    cleared, actions = 0, []
     for ob in _baked_objects(bscene) if objects is None else objects:
         s = ob.redmax
-        baked = s.baked_action
-        s.baked_action, s.previous_action, s.previous_slot, s.previous_rotation_modes = None, None, "", ""
-        if baked is not None and baked.users == 0:  # (the pointer above counted as a user)
-            bpy.data.actions.remove(baked)
+        actions.append(s.baked_action)
+        s.baked_action, s.baked_slot, s.previous_action, s.previous_slot = None, "", None, ""
+        s.previous_rotation_modes = ""
         s.is_baked = False
         cleared += 1
+    remove_unused(actions)
     if objects is None:
         snapshot.forget(bscene)
     return cleared
+
+
+def _drop_slots(replaced) -> None:
+    """Remove the actions of replaced bakes that no object plays any more; from one that others still play (a
+    *Selected Only* re-bake), the replaced objects' slots."""
+    remove_unused(action for action, _ in replaced.values())
+    for ob, (action, identifier) in replaced.items():
+        if alive(action) and identifier and ob.redmax.baked_action != action:
+            slot = keyframes.slots_by_identifier(action).get(identifier)
+            if slot is not None and not slot.users():  # (what no object plays: its slot and F-curves)
+                action.slots.remove(slot)
+
+
+def remove_unused(actions) -> None:
+    """Remove the actions no one uses any more, in one call (removing IDs one by one scans all data each time)."""
+    unused = {a for a in actions if a is not None and alive(a) and a.users == 0}
+    if unused:
+        bpy.data.batch_remove(unused)
 
 
 def clear_bake(context, bscene=None) -> int:
@@ -145,7 +136,9 @@ def clear_bake(context, bscene=None) -> int:
     st = bscene.redmax
     st.last_frames = st.last_steps = st.last_max_iterations = 0
     st.last_seconds = st.last_iterations = 0.0
+    st.last_stages = ""
     st.last_message = "; ".join(problems)
+    st.last_timings = ""
     bscene.frame_set(frame)
     return cleared
 
@@ -180,9 +173,11 @@ def held_partners(bscene, baked) -> list[str]:
             edges.setdefault(c.object1, set()).add(c.object2)
             edges.setdefault(c.object2, set()).add(c.object1)
 
+    in_world = snapshot.world_members(bscene)  # (objects an earlier bake took out keep their settings)
+
     def dynamic(ob):
         rb = ob.rigid_body
-        return rb is not None and rb.type == "ACTIVE" and rb.enabled and not rb.kinematic
+        return ob in in_world and rb.type == "ACTIVE" and rb.enabled and not rb.kinematic
 
     found: set = set()
     stack = list(baked)
@@ -224,10 +219,11 @@ def keyed_frames(frame_start, frame_end, step):
 class BakeJob:
     """One bake of ``scene.redmax`` settings over [frame_start, frame_end] (the scene range unless
     the bake's own range is on), keys every ``frame_step`` frames, after ``preroll`` simulated
-    frames before the first key; ``selected_only`` maps only the selected objects (others hold)."""
+    frames before the first key; ``selected_only`` maps only the selected objects (others hold).
+    ``read=False`` leaves reading the scene to ``stages()`` (the operator's progress covers it)."""
 
     def __init__(self, context, *, solver=None, substeps=None, frame_start=None, frame_end=None,
-                 frame_step=None, preroll=None, selected_only=None):
+                 frame_step=None, preroll=None, selected_only=None, read=True):
         bscene = context.scene
         settings = bscene.redmax
         self.context, self.bscene = context, bscene
@@ -249,70 +245,141 @@ class BakeJob:
         objects = selection(context) if selected_only else None
         if selected_only and not objects:
             raise BakeError("Selected Only: nothing is selected")
-        fps = bscene.render.fps / bscene.render.fps_base
-        world = bscene.rigidbody_world
-        self.frame_time = (world.time_scale if world is not None else 1.0) / fps  # simulated seconds per frame (Speed)
-        self.dt = self.frame_time / self.substeps
-        if settings.live_preview:
-            settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
-        self._frame_before = bscene.frame_current
-        # simulate from the scene as it was before the bake (Selected Only: other objects keep their bake)
+        self._objects = objects
         self._only = set(objects) if objects is not None else None
-        self._rebake, _ = _unbake_live(context, bscene, self._only)
-        # before any frame change moves animated values (objects the bake will not key are dropped in finish)
-        self.snapshot = snapshot.take(bscene, snapshot.objects_to_save(bscene, objects or bscene.objects))
-        self.follow = None
+        self.frame_time = frame_time(bscene)  # simulated seconds per frame (the rigid body world's Speed)
+        self.dt = self.frame_time / self.substeps
+        self.run_: SimulationRun | None = None
+        self.snapshot = None
+        self._frame_before = None
+        self._rebake = None
+        self._baked_state = None
+        self._watched: list = []   # (object, name) the bake will write into or restore
+        self._written: list = []   # (object, action, slot) written, not committed yet
+        self._actions: list = []   # the actions this job made (one per bake), not committed yet
+        self.qs: list = []
+        self.models: list = []
+        self.seconds = 0.0  # simulation
+        self.timings = dict.fromkeys(("read", "simulate", "write keys", "detach", "scene update"), 0.0)  # wall s
+        self.cpu_timings = dict.fromkeys(self.timings, 0.0)  # this process's CPU seconds
         self.warning = ""  # set by finish: what the user should know about the bake
-        try:
-            armatures = follow.followed_armatures(bscene.objects if objects is None else objects)
-            with as_built(bscene, self.sim_start):  # the start pose does not depend on what playback cached
-                samples = follow.sample_poses(bscene, armatures, range(self.sim_start, self.frame_end + 1))
-                timeline = mapping.sample_timeline(bscene, objects or list(bscene.objects),
-                                                   range(self.sim_start, self.frame_end + 1), self.frame_time)
-                bscene.frame_set(self.sim_start)
-                self.mapping = mapping.build(context, objects, timeline)
-            if armatures:
-                self.follow = follow.Follow(self.mapping, samples, self.frame_time)
-                self.follow.configure(self.mapping.scene)
-            self.sim = engine.Simulator(self.mapping.scene, self.solver, dt=self.dt,
-                                        **simulator_options(settings, self.dt))
-        except mapping.MappingError as err:
-            self.abort()
-            raise BakeError(str(err)) from None
-        except Exception:
-            self.abort()
-            raise
-        self.qs = [self.sim.state.q.copy()]
-        self.models = [self.sim.model]  # per frame: the model q belongs to (a broken joint changes it mid-bake)
-        self.seconds = 0.0
+        self.result: dict | None = None
+        self._by_object: dict | None = None
+        self._frames = None
+        if read:
+            for _ in self._timed("read", self.read):
+                pass
+
+    # -------------------------------------------------------------- views
+    @property
+    def mapping(self):
+        return self.run_.mapping
+
+    @property
+    def sim(self):
+        return self.run_.sim
+
+    @property
+    def follow(self):
+        return self.run_.follow
 
     @property
     def n_frames(self) -> int:
         """Simulated frames, preroll included."""
         return self.frame_end - self.sim_start + 1
 
+    # ------------------------------------------------------------- stages
+    def stages(self):
+        """Generator over the whole bake: yields (stage, fraction of the stage done, fraction of the bake
+        done); ends with the bake committed (``result``)."""
+        done = 0.0
+        for (stage, share), steps in zip(STAGES, (self._timed("read", self.read) if self.run_ is None else iter(()),
+                                                  self.steps(), self._timed("write keys", self.write_steps))):
+            for fraction in steps:
+                yield stage, fraction, done + share * fraction
+            done += share
+        self.commit()
+
+    def _timed(self, stage, make):
+        """Run the generator ``make()`` adding the time spent inside it (not between ``next()`` calls) to the
+        stage's ``timings`` (wall) and ``cpu_timings`` (this process's CPU: steadier on a busy machine)."""
+        steps = make()
+        while True:
+            with self._clock(stage):
+                try:
+                    value = next(steps)
+                except StopIteration:
+                    return
+            yield value
+
+    @contextmanager
+    def _clock(self, stage):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.timings[stage] += time.perf_counter() - wall
+            self.cpu_timings[stage] += time.process_time() - cpu
+
+    def read(self):
+        """Generator: map the scene as built at the first simulated frame (and sample what follows an
+        animation at each later frame, one frame change each); yields the fraction done."""
+        bscene, settings = self.bscene, self.bscene.redmax
+        if settings.live_preview:
+            settings.live_preview = False  # the preview's handler would move bodies under the bake; rest pose back
+        self._frame_before = bscene.frame_current
+        self._rebake = [ob for ob in _baked_objects(bscene) if self._only is None or ob in self._only]
+        self._baked_state = snapshot.take(bscene, self._rebake)  # (un-keyed transforms as the bake shows them)
+        try:
+            # simulate from the scene as it was before the bake (Selected Only: other objects keep their bake)
+            _unbake_live(self.context, bscene, self._only, self._rebake)
+            # before any frame change moves animated values (objects the bake will not key are dropped in commit)
+            self.snapshot = snapshot.take(bscene, snapshot.objects_to_save(bscene, self._objects or bscene.objects))
+            self._watched = [(ob, ob.name) for ob, _ in self.snapshot[1]]
+            objects = list(bscene.objects) if self._objects is None else self._objects
+            armatures = follow.followed_armatures(objects)
+            poses = follow.PoseSampler(armatures, self.n_frames) if armatures else None
+            with as_built(bscene, self.sim_start):  # the start pose does not depend on what playback cached
+                # what moves, follows or drives something, read at each frame once, the start last
+                timeline = mapping.sample_timeline(bscene, objects, range(self.sim_start, self.frame_end + 1),
+                                                   self.frame_time, [poses] if poses else [])
+                if not timeline.read:
+                    bscene.frame_set(self.sim_start)
+                self.run_ = SimulationRun(bscene, self.context.evaluated_depsgraph_get(), solver=self.solver,
+                                          substeps=self.substeps, objects=self._objects,
+                                          poses=poses.samples if poses else None, timeline=timeline)
+            why = snapshot.uneditable(bscene, dict.fromkeys(t.object for t in self.run_.mapping.targets if t.keyed))
+            if why:
+                raise BakeError(why)
+        except mapping.MappingError as err:
+            self.abort()
+            raise BakeError(str(err)) from None
+        except Exception:
+            self.abort()
+            raise
+        self.qs = [self.run_.q.copy()]
+        self.models = [self.run_.model]  # per frame: the model q belongs to (a broken joint changes it mid-bake)
+        yield 1.0
+
     def steps(self):
         """Generator: simulates one frame per ``next()`` and yields the fraction done; a frame that takes longer
         than ``LONG_FRAME`` s also yields between its substeps, so that ESC acts inside it."""
         for f in range(self.sim_start + 1, self.frame_end + 1):
-            done = 0
-            while done < self.substeps:
+            done = False
+            while not done:
                 t0 = time.perf_counter()
                 try:
-                    while done < self.substeps:
-                        if self.follow is not None:  # targets move with the animation, substep by substep
-                            self.follow.set_targets(self.sim.scene, f - 1 - self.sim_start, (done + 1) / self.substeps)
-                        self.sim.step()
-                        done += 1
-                        if time.perf_counter() - t0 > LONG_FRAME:
-                            break
+                    with self._clock("simulate"):
+                        done = self.run_.substep()  # (at least one substep between two yields)
+                        while not done and time.perf_counter() - t0 <= LONG_FRAME:
+                            done = self.run_.substep()
                 except engine.SimulationError as err:
                     raise BakeError(f"frame {f}: {err}") from None
-                self.seconds += time.perf_counter() - t0
-                if done < self.substeps:
-                    yield (f - 1 - self.sim_start + done / self.substeps) / (self.n_frames - 1)
-            self.qs.append(self.sim.state.q.copy())
-            self.models.append(self.sim.model)
+                self.seconds = self.timings["simulate"]
+                if not done:
+                    yield (f - 1 - self.sim_start + self.run_.done / self.substeps) / (self.n_frames - 1)
+            self.qs.append(self.run_.q.copy())
+            self.models.append(self.run_.model)
             yield (f - self.sim_start) / (self.n_frames - 1)
 
     def run(self, report=None):
@@ -324,59 +391,120 @@ class BakeJob:
                 report(frac)
 
     def abort(self):
-        """Put back the scene as it was before the job started (an earlier bake included)."""
+        """Put back the scene as it was before the job started (an earlier bake included); safe to call
+        again and at any stage."""
+        written, self._written, self._actions = {a for a in self._actions if alive(a)}, [], []
+        if written:  # (never assigned, or the assignment undone)
+            bpy.data.batch_remove(written)
         if self._rebake is not None:
-            _rebake_live(self.context, self._rebake)
+            _rebake_live(self.bscene, self._rebake)
+            # (rotation modes switched there and back convert rotation values: the exact ones come back)
+            snapshot.restore(self.context, self.bscene, self._baked_state, only=set(self._rebake))
             self._rebake = None
-        self.bscene.frame_set(self._frame_before)
+        if self._frame_before is not None:
+            self.bscene.frame_set(self._frame_before)
 
     def finish(self) -> dict:
         """Check and write the keys (all or nothing), take the baked objects out of Blender's rigid
         body simulation and record the bake; returns statistics."""
-        if len(self.qs) != self.n_frames:
-            raise BakeError("the simulation did not reach the last frame")
-        t0 = time.perf_counter()
-        frames = keyed_frames(self.frame_start, self.frame_end, self.frame_step)
-        keyed = frames - self.sim_start
-        qs = [self.qs[k] for k in keyed]
-        for q, k, f in zip(qs, keyed, frames):
-            self._check_finite(q[None], [f], self.models[k])
-        links = np.array([self.mapping.link_frames(self.qs[k], self.models[k]) for k in keyed])  # (F, n, 4, 4), rigid
-        plans = self._channels(links, frames)
-        written = []
         try:
-            for ob, channels in plans.items():
-                written.append((ob, *keyframes.write_action(ob, f"{BAKE_PREFIX} {ob.name}", frames, channels)))
-        except Exception:
-            for _, action, _ in written:
-                bpy.data.actions.remove(action)
+            for _ in self._timed("write keys", self.write_steps):
+                pass
+            return self.commit()
+        except BaseException:
             self.abort()
             raise
-        if self._rebake is not None:  # the older bake of these objects is replaced
-            _forget_bake(self.bscene, self._rebake)
-            self._rebake = None
-        for ob, action, slot in written:
+
+    def write_steps(self):
+        """Generator: check the simulated states and write each object's keys into a new action (not assigned
+        yet); yields the fraction of objects done."""
+        if len(self.qs) != self.n_frames:
+            raise BakeError("the simulation did not reach the last frame")
+        self._check_alive()
+        frames = keyed_frames(self.frame_start, self.frame_end, self.frame_step)
+        keyed = frames - self.sim_start
+        for k, f in zip(keyed, frames):
+            self._check_finite(self.qs[k][None], [f], self.models[k])
+        n = self.mapping.scene.model.n_bodies
+        R, p = np.empty((len(keyed), n, 3, 3)), np.empty((len(keyed), n, 3))  # link frames per keyed frame
+        for j, k in enumerate(keyed):
+            R[j], p[j] = engine.link_poses(self.models[k], self.qs[k])
+        plans = self._channels(R, p, frames)
+        with keyframes.ActionWriter(BAKE_PREFIX) as writer:
+            self._actions.append(writer.action)
+            for k, (ob, channels) in enumerate(plans.items(), 1):
+                self._written.append((ob, writer.action, writer.write(ob, frames, channels)))
+                if k % WRITE_CHUNK == 0 or k == len(plans):
+                    yield k / len(plans)
+        self._frames = frames
+
+    def commit(self) -> dict:
+        """Assign the written actions, keep the snapshot and take the baked objects out of Blender's rigid
+        body simulation, all or nothing; then drop the records of the bake this one replaces. Returns
+        statistics (also shown in the panel)."""
+        bscene = self.bscene
+        wall, cpu = time.perf_counter(), time.process_time()
+        replaced = {ob: (ob.redmax.baked_action, ob.redmax.baked_slot) for ob in (self._rebake or ()) if alive(ob)}
+        old_snapshot, lists = snapshot.stored(bscene), snapshot.world_lists(bscene)
+        undo: list = []
+        try:
+            for ob, action, slot in self._written:
+                s = ob.redmax
+                undo.append((ob, keyframes.current(ob), s.baked_action, s.baked_slot, s.is_baked, s.previous_action,
+                             s.previous_slot, s.previous_rotation_modes))
+                s.previous_action, s.previous_slot = keyframes.current(ob)
+                s.previous_rotation_modes = self._rotation_modes(ob)
+                _quaternion_modes(ob, s.previous_rotation_modes)
+                keyframes.assign_slot(ob, action, slot)
+                s.baked_action, s.baked_slot, s.is_baked = action, slot.identifier, True
+            baked = {ob for ob, _, _ in self._written}
+            held = held_partners(bscene, baked) if self._only is not None else []  # before detach drops the joints
+            snapshot.store(bscene, self.snapshot, baked, self._only)
+            with self._clock("detach"):
+                snapshot.detach(bscene, baked)
+        except Exception:
+            self._undo_commit(undo, lists, old_snapshot)
+            raise
+        _forget_bake(bscene, [ob for ob in replaced if ob not in baked])  # the older bake of these objects is replaced
+        _drop_slots(replaced)
+        self._rebake, self._written, self._actions = None, [], []
+        self.timings["write keys"] += time.perf_counter() - wall - self.timings["detach"]
+        self.cpu_timings["write keys"] += time.process_time() - cpu - self.cpu_timings["detach"]
+        with self._clock("scene update"):  # Blender re-evaluates the scene with its new relations (and Bullet's world)
+            bscene.frame_set(self._frame_before)
+        self.result = self._record(held)
+        return self.result
+
+    def _undo_commit(self, undo, lists, old_snapshot):
+        """Put back what ``commit`` did before it failed: assignments, flags, rotation modes and transforms
+        (from the snapshot), the world's collections (``lists``: their objects before) and the scene's snapshot."""
+        snapshot.reattach(self.bscene, lists)
+        snapshot.put(self.bscene, old_snapshot)
+        for ob, (action, slot), baked_action, baked_slot, is_baked, previous_action, previous_slot, modes in reversed(undo):
+            keyframes.assign(ob, action, slot)
             s = ob.redmax
-            s.previous_action, s.previous_slot = keyframes.current(ob)
-            s.previous_rotation_modes = self._set_rotation_modes(ob)
-            keyframes.assign(ob, action, slot.identifier)
-            s.baked_action, s.is_baked = action, True
-        baked = {ob for ob, _, _ in written}
-        held = held_partners(self.bscene, baked) if self._only is not None else []  # before detach drops the joints
-        snapshot.store(self.bscene, self.snapshot, baked, self._only)
-        snapshot.detach(self.context, [ob for ob, _, _ in written])
-        self.bscene.frame_set(self._frame_before)
+            s.baked_action, s.baked_slot, s.is_baked, s.previous_action, s.previous_slot = (
+                baked_action, baked_slot, is_baked, previous_action, previous_slot)
+            s.previous_rotation_modes = modes
+        touched = {ob for ob, *_ in undo}
+        snapshot.restore(self.context, self.bscene, self.snapshot, only=touched)  # rotation modes convert values
+
+    def _record(self, held) -> dict:
+        """Statistics of the committed bake, also written into the panel's lines."""
         stats = self.sim.stats
         its = np.asarray(stats.iterations, float)
-        result = {"frames": len(frames), "steps": (self.n_frames - 1) * self.substeps,
-                  "seconds": self.seconds, "write_seconds": time.perf_counter() - t0,
+        t = self.timings
+        result = {"frames": len(self._frames), "steps": (self.n_frames - 1) * self.substeps,
+                  "seconds": self.seconds, "read_seconds": t["read"], "write_seconds": t["write keys"],
+                  "detach_seconds": t["detach"], "timings": dict(t), "cpu_timings": dict(self.cpu_timings),
                   "mean_iterations": float(its.mean()) if its.size else 0.0,
-                  "max_iterations": int(its.max()) if its.size else 0, "objects": len(written)}
+                  "max_iterations": int(its.max()) if its.size else 0, "objects": len(self.mapping.targets)}
         st = self.bscene.redmax
         st.last_frames, st.last_steps, st.last_seconds = result["frames"], result["steps"], result["seconds"]
         st.last_iterations, st.last_max_iterations = result["mean_iterations"], result["max_iterations"]
-        st.last_message = (f"{result['frames']} keyed frames, {result['steps']} steps in {result['seconds']:.2f} s "
-                           f"(+{result['write_seconds']:.2f} s keys)")
+        st.last_stages = json.dumps({"wall": t, "cpu": self.cpu_timings})
+        st.last_message = f"{result['frames']} keyed frames, {result['steps']} steps"
+        st.last_timings = timing_line(t)
         self.warning = ""
         if held:
             names = ", ".join(f"'{n}'" for n in held[:5]) + (" …" if len(held) > 5 else "")
@@ -387,8 +515,16 @@ class BakeJob:
         result["warning"] = self.warning
         return result
 
+    def _check_alive(self):
+        """Refuse to write when an object the bake reads or keys was deleted (purged) while it simulated."""
+        for ob, name in self._watched:
+            if not alive(ob):
+                raise BakeError(f"object '{name}' was deleted while the bake ran; nothing was written "
+                                "(bake again)")
+
     def _check_finite(self, qs, frames, model=None):
-        """Refuse states (F, nq) with a NaN or infinity, naming the body and the frame."""
+        """Refuse states (F, nq) (of ``model``: the scene's, or the one a broken joint left) with a NaN or infinity,
+        naming the body and the frame."""
         bad = ~np.isfinite(qs)
         if not bad.any():
             return
@@ -400,74 +536,54 @@ class BakeJob:
         raise BakeError(f"{what}: the simulation gave a non-finite state at frame {int(frames[k])}; "
                         "nothing was written")
 
-    def _set_rotation_modes(self, ob):
-        """Quaternion rotation on the baked object and bones; returns the previous modes as JSON."""
+    def _rotation_modes(self, ob):
+        """The rotation modes of the object and the bones the bake keys, as JSON ({"": object, bone: mode})."""
         saved = {}
-        if any(t.object == ob and not t.bone and t.keyed for t in self.mapping.targets):
-            saved[""] = ob.rotation_mode
-            ob.rotation_mode = "QUATERNION"
-        for t in self.mapping.targets:
-            if t.object == ob and t.bone and t.keyed:
-                pb = ob.pose.bones[t.bone]
-                saved[t.bone] = pb.rotation_mode
-                pb.rotation_mode = "QUATERNION"
+        for t in self._targets_of().get(ob, ()):
+            if t.bone:
+                saved[t.bone] = ob.pose.bones[t.bone].rotation_mode
+            else:
+                saved[""] = ob.rotation_mode
         return json.dumps(saved)
 
-    def _channels(self, links, frames):
-        """{object: channels} from the simulated link frames (F, n, 4, 4); refuses non-finite keys."""
+    def _targets_of(self) -> dict:
+        """{object: its targets} of the mapping."""
+        if self._by_object is None:
+            self._by_object = {}
+            for t in self.mapping.targets:
+                if not t.keyed:  # (a moving anchor plays its own animation; a connector is no object)
+                    continue
+                self._by_object.setdefault(t.object, []).append(t)
+        return self._by_object
+
+    def _channels(self, R, p, frames):
+        """{object: channels} from the simulated link frames (R (F, n, 3, 3), p (F, n, 3)), all targets at once;
+        refuses non-finite keys, naming the first object or bone and the frame."""
+        keys, q, location = keyed_poses(self.mapping, R, p)  # (F, k, 4), (F, k, 3)
+        if not keys:
+            return {}
+        keyed = np.array([with_location for *_, with_location in keys])
+        bad = ~np.isfinite(q).all(axis=-1) | (~np.isfinite(location).all(axis=-1) & keyed)
+        if bad.any():
+            j = int(np.argmax(bad.any(axis=0)))
+            ob, bone = keys[j][:2]
+            channel = "rotation_quaternion" if not np.isfinite(q[:, j]).all() else "location"
+            frame = np.argmax(~np.isfinite(q[:, j] if channel == "rotation_quaternion" else location[:, j]).all(axis=-1))
+            what = f"bone '{bone}' of '{ob.name}'" if bone else f"object '{ob.name}'"
+            raise BakeError(f"{what}: non-finite {channel} at frame {int(frames[frame])}; nothing was written")
         plans: dict = {}
-        for ob, bone, basis, with_location in local_bases(self.mapping, links):
-            if bone:
-                path, group = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].', bone
+        for j, (ob, bone, with_location) in enumerate(keys):
+            if bone:  # (ungrouped: grouping F-curves by bone takes time in their number, for each one)
+                path, group = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].', ""
             else:
                 path, group = "", "Object Transforms"
-            channels = _basis_channels(basis, path, group, with_location)
-            for data_path, _, _, values in channels:
-                bad = ~np.isfinite(values)
-                if bad.any():
-                    what = f"bone '{bone}' of '{ob.name}'" if bone else f"object '{ob.name}'"
-                    raise BakeError(f"{what}: non-finite {data_path.rsplit('.', 1)[-1]} at frame "
-                                    f"{int(frames[np.argmax(bad)])}; nothing was written")
+            channels = [(f"{path}rotation_quaternion", i, group, q[:, j, i]) for i in range(4)]
+            if with_location:
+                channels += [(f"{path}location", i, group, location[:, j, i]) for i in range(3)]
             plans.setdefault(ob, []).extend(channels)
         return plans
 
 
-def local_bases(m, links):
-    """What Blender keys for simulated link frames ``links`` (F, n, 4, 4) of mapping ``m``.
-
-    Yields (object, bone name or "", basis matrices (F, 4, 4), keys location): the object's
-    matrix_basis (relative to its parent) or the pose bone's matrix_basis (relative to its rest
-    pose and parent). The bake keys these; the live preview assigns them.
-    """
-    targets = m.targets
-    offsets = m.offsets
-    worlds = links @ offsets
-    index = {(t.object.name, t.bone): i for i, t in enumerate(targets) if t.keyed}
-    for i, t in enumerate(targets):
-        ob = t.object
-        if t.bone or not t.keyed:  # (a moving anchor plays its own animation; a connector is no object)
-            continue
-        parent = ob.parent
-        if parent is not None and ob.parent_type != "OBJECT":
-            raise BakeError(f"object '{ob.name}': parented to a {ob.parent_type.lower()}, which a bake "
-                            "cannot key; parent it to an object")
-        if parent is None:
-            local = worlds[:, i]
-        else:
-            j = index.get((parent.name, ""))
-            pw = worlds[:, j] if j is not None else np.broadcast_to(mapping.matrix(parent.matrix_world),
-                                                                    worlds[:, i].shape)
-            local = np.linalg.inv(pw @ mapping.matrix(ob.matrix_parent_inverse)) @ worlds[:, i]
-        yield ob, "", local, True
-    for ob in {t.object for t in targets if t.bone and t.keyed}:
-        A_inv = np.linalg.inv(mapping.matrix(ob.matrix_world))
-        for bone in ob.data.bones:
-            i = index[(ob.name, bone.name)]
-            ML = mapping.matrix(bone.matrix_local)
-            if bone.parent is None:
-                basis = np.linalg.inv(ML) @ A_inv @ worlds[:, i]
-            else:  # P_p⁻¹ P = O_p⁻¹ L_p⁻¹ L O (the armature matrix cancels)
-                j = index[(ob.name, bone.parent.name)]
-                rel = np.linalg.inv(offsets[j]) @ rigid_inverse(links[:, j]) @ links[:, i] @ offsets[i]
-                basis = np.linalg.inv(ML) @ mapping.matrix(bone.parent.matrix_local) @ rel
-            yield ob, bone.name, basis, int(m.scene.model.joint_type[i]) in TRANSLATING
+def timing_line(timings) -> str:
+    """The panel's line: what each stage of the last bake took."""
+    return "Time: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in timings.items())

@@ -1,7 +1,8 @@
 """Follow animation: simulated bones track their armature's current action (stable PD).
 
-For an armature with *Follow Animation* on, the bake first plays the action
-over the frame range and records every bone's world matrix, then turns those
+For an armature with *Follow Animation* on, the bake reads every bone's world
+matrix at each frame of the range (one frame change each, with everything else
+it reads there: ``mapping.sample_timeline``), then turns those
 poses into joint targets q̄(t) with ``engine.configuration_from_poses`` (the
 inverse of forward kinematics, projected onto each joint's motion). Each
 following bone gets a joint spring (kp, kd) whose rest value moves with q̄(t),
@@ -38,21 +39,47 @@ def followed_armatures(objects) -> list:
     return [ob for ob in objects if ob.type == "ARMATURE" and ob.redmax.simulate and ob.redmax.follow_animation]
 
 
-def sample_poses(bscene, armatures, frames) -> dict:
-    """{armature name: (F, n_bones, 4, 4) world matrices of its pose bones} over ``frames``."""
+def check_actions(armatures) -> None:
+    """Refuse a followed armature without an action to follow, by name."""
     for ob in armatures:
         ad = ob.animation_data
         if ad is None or ad.action is None:
             raise mapping.MappingError(f"armature '{ob.name}': Follow Animation needs an action to follow")
-    out = {ob.name: np.empty((len(frames), len(ob.pose.bones), 4, 4)) for ob in armatures}
-    buf = {ob.name: np.empty(16 * len(ob.pose.bones), dtype=np.float32) for ob in armatures}
+
+
+def read_poses(armatures) -> dict:
+    """{armature name: (n_bones, 4, 4) world matrices of its pose bones} at the frame Blender shows."""
+    out = {}
+    for ob in armatures:
+        buf = np.empty(16 * len(ob.pose.bones), dtype=np.float32)
+        ob.pose.bones.foreach_get("matrix", buf)  # column-major 4×4 per bone (recipes §3)
+        out[ob.name] = mapping.matrix(ob.matrix_world) @ buf.reshape(-1, 4, 4).transpose(0, 2, 1)
+    return out
+
+
+class PoseSampler:
+    """Reads the followed armatures' poses at frame k of ``n_frames`` when called (a sampler of
+    ``mapping.sample_timeline``, which changes the frame once for everything a bake reads); ``samples``:
+    {armature name: (F, n_bones, 4, 4)}."""
+
+    def __init__(self, armatures, n_frames: int):
+        check_actions(armatures)
+        self.armatures = armatures
+        self.samples = {ob.name: np.empty((n_frames, len(ob.pose.bones), 4, 4)) for ob in armatures}
+
+    def __call__(self, k: int) -> None:
+        for name, pose in read_poses(self.armatures).items():
+            self.samples[name][k] = pose
+
+
+def sample_poses(bscene, armatures, frames) -> dict:
+    """{armature name: (F, n_bones, 4, 4) world matrices of its pose bones} over ``frames`` (one frame change
+    each)."""
+    sampler = PoseSampler(armatures, len(frames))
     for k, f in enumerate(frames):
         bscene.frame_set(f)
-        for ob in armatures:
-            ob.pose.bones.foreach_get("matrix", buf[ob.name])  # column-major 4×4 per bone (recipes §3)
-            pose = buf[ob.name].reshape(-1, 4, 4).transpose(0, 2, 1)
-            out[ob.name][k] = mapping.matrix(ob.matrix_world) @ pose
-    return out
+        sampler(k)
+    return sampler.samples
 
 
 class Follow:

@@ -10,6 +10,12 @@ scene was touched. Headless (``blender -b``, the bpy wheel) the same thread is
 joined with a printed line per group; Ctrl+C cancels. The compile cannot be
 interrupted inside a group (numba), so a cancelled thread finishes its group in
 the background and a new bake or *Compile Now* waits for that same thread.
+
+When the add-on is enabled in Blender's UI, a timer starts a background compile of what the
+default bake (PCG, with and without ground contact) is missing — nothing when the shipped
+kernels serve this CPU — so the first bake rarely waits; its status is in the add-on's
+preferences. Not in background mode (``blender -b``, the bpy wheel): there a bake compiles what it needs
+with printed progress, and a thread compiling beside a batch job only competes with it.
 """
 from __future__ import annotations
 
@@ -40,15 +46,22 @@ def needed(settings) -> bool:
 
 
 class KernelCompile:
-    """``engine.apps.warmup.compile_kernels`` in a daemon thread; poll ``done``/``message``/``fraction``."""
+    """``engine.apps.warmup.compile_kernels`` in a daemon thread; poll ``done``/``message``/``fraction``.
 
-    def __init__(self, opts: dict):
-        self.options = dict(opts)
-        groups = warmup.kernel_groups(**self.options)
-        self.group, self.total, self.name = 0, len(groups), groups[0].name
+    ``opts``: the options of one compile, or a list of them run in turn (progress counts all their groups);
+    with ``skip_warm`` a run whose kernels are already cached is skipped (not even loaded)."""
+
+    def __init__(self, opts: dict | list, skip_warm: bool = False):
+        self.runs = [dict(o) for o in opts] if isinstance(opts, (list, tuple)) else [dict(opts)]
+        self.options = self.runs[0] if len(self.runs) == 1 else self.runs
+        self.skip_warm = skip_warm
+        self._sizes = [len(warmup.kernel_groups(**r)) for r in self.runs]
+        self.group, self.total, self.name = 0, sum(self._sizes), warmup.kernel_groups(**self.runs[0])[0].name
         self.started = time.perf_counter()
         self.error: BaseException | None = None
         self.result = None
+        self.compiled_any = False
+        self._offset = 0
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name="redmax-compile", daemon=True)
 
@@ -57,11 +70,16 @@ class KernelCompile:
         return self
 
     def _progress(self, done, total, name):
-        self.group, self.total, self.name = done, total, name
+        self.group, self.name = self._offset + done, name
 
     def _run(self):
         try:
-            self.result = warmup.compile_kernels(**self.options, progress=self._progress, cancel=self._cancel.is_set)
+            for run, size in zip(self.runs, self._sizes):
+                if not (self.skip_warm and warmup.is_warm(**run)):
+                    self.compiled_any = True
+                    self.result = warmup.compile_kernels(**run, progress=self._progress, cancel=self._cancel.is_set)
+                self._offset += size
+                self.group = self._offset
         except BaseException as err:  # handed to the main thread (WarmupCancelled included)
             self.error = err
 
@@ -211,16 +229,96 @@ def _addon_id() -> str:
     return package.rsplit(".", 1)[0] if package.startswith("bl_ext.") else package
 
 
+# ------------------------------------------------------------ compile when enabled
+BACKGROUND_RUNS = ({"solver": "pcg", "contact": False}, {"solver": "pcg", "contact": True, "contact_method": "minv"})
+_background: KernelCompile | None = None
+
+
+def start_background() -> KernelCompile:
+    """Compile what the default bake (``BACKGROUND_RUNS``) misses, in a daemon thread (the one running is kept)."""
+    global _background
+    if _background is None or (_background.done and _background.error is not None):
+        _background = KernelCompile(BACKGROUND_RUNS, skip_warm=True).start()
+    return _background
+
+
+def _start_background_timer():
+    start_background()
+    return None  # run once
+
+
+def schedule_background() -> bool:
+    """On enabling the add-on in Blender's UI: start ``start_background`` from a timer, once Blender is up.
+    Returns False in background mode, where nothing is started (module doc)."""
+    if bpy.app.background:
+        return False
+    if not bpy.app.timers.is_registered(_start_background_timer):
+        bpy.app.timers.register(_start_background_timer, first_interval=1.0, persistent=True)
+    return True
+
+
+def cancel_background() -> None:
+    """On disabling: drop the pending timer; a running compile stops after its group."""
+    if bpy.app.timers.is_registered(_start_background_timer):
+        bpy.app.timers.unregister(_start_background_timer)
+    if _background is not None and not _background.done:
+        _background.cancel()
+
+
+def status_lines(settings) -> list[tuple[str, str]]:
+    """(text, icon) lines for the preferences: the compile in the background, whether this scene's bake would
+    compile first, and where the kernels come from (shipped or this machine's cache; engine._jit.describe)."""
+    from ._engine import engine
+
+    lines = []
+    job = _background
+    if job is not None and not job.done:
+        lines.append((f"Compiling in the background: {job.group + 1} of {job.total} kernel groups ({job.name}), "
+                      f"{time.perf_counter() - job.started:.0f} s", "SORTTIME"))
+    elif job is not None and job.error is not None and not isinstance(job.error, warmup.WarmupCancelled):
+        lines.append((f"Background compile failed: {job.error}", "ERROR"))
+    elif job is not None and job.compiled_any:
+        lines.append((f"Compiled in the background in {time.perf_counter() - job.started:.0f} s", "CHECKMARK"))
+    if settings is not None:
+        warm = not _needed_recently(settings)
+        lines.append(("Solver kernels for this scene's bake: ready" if warm else
+                      "Solver kernels for this scene's bake: not compiled yet (the first bake compiles them)",
+                      "CHECKMARK" if warm else "INFO"))
+    jit = engine._jit
+    if jit.JIT_ENABLED:
+        lines.append((f"Kernels for {jit.TARGET.cpu_name}: " + ("shipped with the add-on" if jit.TARGET.shipped
+                      else f"compiled on this machine ({jit.TARGET.reason})"), "SETTINGS"))
+        counts = jit.kernel_counts()
+        lines.append((f"This session: {counts['compiled']} compiled, {counts['loaded_shipped']} loaded from the "
+                      f"shipped kernels, {counts['loaded_user']} from {jit.cache_folder()}", "INFO"))
+    else:
+        lines.append(("numba is not available: the engine runs as plain Python (slow)", "ERROR"))
+    return lines
+
+
+_needed_memo: dict = {}
+
+
+def _needed_recently(settings, seconds: float = 2.0) -> bool:
+    """``needed(settings)``, re-checked at most every ``seconds`` (the preferences redraw often; the check
+    reads the scene and the cache's index files)."""
+    key = settings.as_pointer()
+    at, value = _needed_memo.get(key, (-1e9, None))
+    if time.perf_counter() - at > seconds:
+        value = needed(settings)
+        _needed_memo[key] = (time.perf_counter(), value)
+    return value
+
+
 class REDMAX_AP_preferences(bpy.types.AddonPreferences):
     bl_idname = _addon_id()
 
     def draw(self, context):
         layout = self.layout
-        warm = context.scene is None or not needed(context.scene.redmax)
-        row = layout.row()
-        row.label(text="Solver kernels: compiled" if warm else "Solver kernels: not compiled yet "
-                       "(the first bake compiles them, about a minute)", icon="CHECKMARK" if warm else "INFO")
-        row.operator(REDMAX_OT_compile_kernels.bl_idname, icon="SETTINGS")
+        col = layout.column()
+        for text, icon in status_lines(context.scene.redmax if context.scene is not None else None):
+            col.label(text=text, icon=icon)
+        layout.operator(REDMAX_OT_compile_kernels.bl_idname, icon="SETTINGS")
 
 
 CLASSES = (REDMAX_OT_compile_kernels, REDMAX_AP_preferences)

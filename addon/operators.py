@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProperty, StringProperty
@@ -31,25 +32,24 @@ class REDMAX_OT_bake(bpy.types.Operator):
             self.report({"WARNING"}, "RedMax bake cancelled while compiling; the scene is unchanged")
             return {"CANCELLED"}
         try:
-            job = bake.BakeJob(context)
+            job = bake.BakeJob(context, read=False)
         except bake.BakeError as err:
             self._fail(context, None, err)
             return {"CANCELLED"}
         try:
-            job.run(report=self._print_progress if bpy.app.background else None)
-            job.finish()
+            last = None
+            for stage, fraction, _ in job.stages():  # headless: a plain loop, progress printed per 10 %
+                if bpy.app.background and (stage, int(fraction * 10)) != last:
+                    last = (stage, int(fraction * 10))
+                    print(f"redmax.bake: {stage} {100 * fraction:3.0f} %", flush=True)
         except bake.BakeError as err:
             self._fail(context, job, err)
             return {"CANCELLED"}
-        except BaseException:  # KeyboardInterrupt included: leave the animation as it was
+        except BaseException:  # KeyboardInterrupt included: leave the scene as it was
             job.abort()
             raise
         self._report_done(context, job)
         return {"FINISHED"}
-
-    @staticmethod
-    def _print_progress(fraction):
-        print(f"redmax.bake: {100 * fraction:3.0f} %", flush=True)
 
     def invoke(self, context, event):
         if bpy.app.background:
@@ -70,11 +70,11 @@ class REDMAX_OT_bake(bpy.types.Operator):
 
     def _start(self, context):
         try:
-            self._job = bake.BakeJob(context)
+            self._job = bake.BakeJob(context, read=False)  # reading the scene is the progress's first stage
         except bake.BakeError as err:
             self._fail(context, None, err)
             return {"CANCELLED"}
-        self._steps = self._job.steps()
+        self._steps = self._job.stages()
         modal.begin(self, context)
         return {"RUNNING_MODAL"}
 
@@ -87,29 +87,30 @@ class REDMAX_OT_bake(bpy.types.Operator):
     def modal(self, context, event):
         if isinstance(self._job, kernels.KernelCompile):
             return kernels.modal_step(self, context, event, self._compiled)
-        return modal.drive(self, context, event, self._steps, status=lambda frac: (frac, f"RedMax bake: {100 * frac:.0f} %"),
+        return modal.drive(self, context, event, self._steps,
+                           status=lambda value: (value[2], f"RedMax bake: {value[0]} {100 * value[1]:.0f} %"),
                            cancel=self._cancelled, finish=lambda: self._finished(context),
-                           errors=(bake.BakeError,), fail=lambda err: self._failed(context, err))
+                           errors=(Exception,), fail=lambda err: self._failed(context, err))
 
     def _cancelled(self):
+        self._steps.close()  # (a stage suspended inside a context, e.g. the world turned off, leaves it)
         self._job.abort()
         self.report({"WARNING"}, "RedMax bake cancelled; the animation is unchanged")
         return {"CANCELLED"}
 
     def _finished(self, context):
-        try:
-            self._job.finish()
-        except bake.BakeError as err:
-            return self._failed(context, err)
         self._report_done(context, self._job)
         return {"FINISHED"}
 
     def _report_done(self, context, job):
         if job.warning:
             self.report({"WARNING"}, f"RedMax: {job.warning}")
-        self.report({"INFO"}, f"RedMax: {context.scene.redmax.last_message}")
+        s = context.scene.redmax
+        self.report({"INFO"}, f"RedMax: {s.last_message}; {s.last_timings}")
 
     def _failed(self, context, err):
+        if not isinstance(err, bake.BakeError):  # a bug: the scene is put back, the console has the traceback
+            traceback.print_exception(err)
         self._fail(context, self._job, err)
         return {"CANCELLED"}
 

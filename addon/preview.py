@@ -4,9 +4,11 @@ A ``frame_change_post`` handler (registered with the add-on) keeps one preview
 session per scene while ``scene.redmax.live_preview`` is on. The session starts
 at the scene's start frame from the rest pose (what a bake would start from),
 steps forward as frames advance (jumps forward are simulated through, capped at
-``MAX_CATCH_UP`` frames), and resets when the timeline jumps back. It writes
+``MAX_CATCH_UP`` frames), and resets when the timeline jumps back. It drives the
+same simulation run as a bake (``run.SimulationRun``): with Follow Animation it
+first reads the followed poses over the scene's range, as a bake does. It writes
 ``matrix_basis`` of the simulated objects and pose bones, the same local
-matrices a bake would key (``bake.local_bases``), and no keyframes. Turning the
+matrices a bake would key (``keying.local_bases``), and no keyframes. Turning the
 preview off, loading a file or a bake puts the saved rest transforms back. A
 mapping error or a diverging simulation stops the preview with a message in
 ``scene.redmax.last_message``.
@@ -18,26 +20,30 @@ import numpy as np
 from bpy.app.handlers import persistent
 from mathutils import Matrix
 
-from . import bake, follow, mapping
+from . import follow, mapping
 from ._engine import engine
+from .keying import BakeError, local_bases
+from .run import SimulationRun
 
 MAX_CATCH_UP = 600  # frames simulated at most in one handler call (a long jump forward)
 
 
 class PreviewSession:
-    """Simulator and saved rest transforms for one scene."""
+    """The simulation run (``run.SimulationRun``, the one a bake drives) and saved rest transforms for one scene.
+    With Follow Animation the session first reads the followed poses over the scene's range, as a bake does
+    (one frame change each, this handler ignoring them), so the preview follows exactly what a bake would."""
 
     def __init__(self, bscene, depsgraph):
         settings = bscene.redmax
         self.scene_name = bscene.name
         self.frame_start = bscene.frame_start
-        self.substeps = int(settings.substeps)
-        fps = bscene.render.fps / bscene.render.fps_base
-        self.mapping = mapping.build_scene(bscene, depsgraph)
-        world = bscene.rigidbody_world
-        dt = (world.time_scale if world is not None else 1.0) / fps / self.substeps  # (Speed)
-        self.sim = engine.Simulator(self.mapping.scene, settings.solver.lower(), dt=dt,
-                                    **bake.simulator_options(settings, dt))
+        armatures = follow.followed_armatures(bscene.objects)
+        frame = bscene.frame_current
+        poses = _sample_followed(bscene, armatures) if armatures else None  # (ends at the start frame)
+        self.run = SimulationRun(bscene, depsgraph, solver=settings.solver, substeps=settings.substeps, poses=poses)
+        if armatures and frame != bscene.frame_current:
+            _quietly(bscene.frame_set, frame)
+        self.mapping = self.run.mapping
         self.frame = self.frame_start
         self.saved = {}  # (object name, bone) → matrix_basis (4, 4) at the start
         for t in self.mapping.targets:
@@ -46,18 +52,23 @@ class PreviewSession:
             owner = t.object.pose.bones[t.bone] if t.bone else t.object
             self.saved[(t.object.name, t.bone)] = np.array(owner.matrix_basis, dtype=float)
 
+    @property
+    def sim(self):
+        return self.run.sim
+
     def advance_to(self, frame: int) -> None:
+        """Simulate up to ``frame`` (at most MAX_CATCH_UP frames)."""
         frames = min(frame - self.frame, MAX_CATCH_UP)
         if frames > 0:
-            self.sim.step(frames * self.substeps)
+            self.run.advance(frames)
             self.frame += frames
 
     def apply(self) -> None:
         """Pose the Blender objects and bones at the simulated state."""
-        links = self.mapping.link_frames(self.sim.state.q, self.sim.model)[None]
-        for ob, bone, basis, _ in bake.local_bases(self.mapping, links):
+        keys, bases = local_bases(self.mapping, self.mapping.link_frames(self.run.q, self.run.model)[None])
+        for (ob, bone, _), basis in zip(keys, bases[0]):
             owner = ob.pose.bones[bone] if bone else ob
-            owner.matrix_basis = Matrix(basis[0].tolist())  # (a bare nested list would be read column-major)
+            owner.matrix_basis = Matrix(basis.tolist())  # (a bare nested list would be read column-major)
 
     def restore(self) -> None:
         """Put the rest transforms back (objects that were deleted meanwhile are skipped)."""
@@ -71,6 +82,23 @@ class PreviewSession:
 
 
 _sessions: dict[str, PreviewSession] = {}
+_reading = False  # True while a session reads the followed poses frame by frame: this handler does nothing then
+
+
+def _quietly(fn, *args):
+    global _reading
+    _reading = True
+    try:
+        return fn(*args)
+    finally:
+        _reading = False
+
+
+def _sample_followed(bscene, armatures) -> dict:
+    """The followed armatures' poses over the scene's range from its start, the scene left at the start."""
+    frames = list(range(bscene.frame_start + 1, bscene.frame_end + 1)) + [bscene.frame_start]
+    samples = _quietly(follow.sample_poses, bscene, armatures, frames)
+    return {name: np.roll(poses, 1, axis=0) for name, poses in samples.items()}  # (the start first)
 
 
 def stop(scene_name: str | None = None) -> None:
@@ -91,7 +119,7 @@ def _fail(bscene, message: str) -> None:
 @persistent
 def on_frame_change(bscene, depsgraph=None):
     settings = getattr(bscene, "redmax", None)
-    if settings is None:
+    if settings is None or _reading:
         return
     if not settings.live_preview:
         if bscene.name in _sessions:
@@ -107,11 +135,9 @@ def on_frame_change(bscene, depsgraph=None):
                 stop(bscene.name)  # rest transforms back, then world matrices re-evaluated before mapping
                 depsgraph.view_layer.update()
             session = _sessions[bscene.name] = PreviewSession(bscene, depsgraph)
-            if follow.followed_armatures(bscene.objects):
-                bscene.redmax.last_message = "Live preview: Follow Animation is not previewed (bake to see it)"
         session.advance_to(frame)
         session.apply()
-    except (mapping.MappingError, bake.BakeError, engine.SimulationError, engine.ModelError) as err:
+    except (mapping.MappingError, BakeError, engine.SimulationError, engine.ModelError) as err:
         _fail(bscene, str(err))
 
 

@@ -149,6 +149,7 @@ class REDMAX_PG_object(bpy.types.PropertyGroup):
                                       "is on)")
     # what a bake replaced, restored by Clear Bake
     baked_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
+    baked_slot: StringProperty()  # type: ignore[valid-type]  # its slot for this object ("": the first; older bakes)
     previous_action: PointerProperty(type=bpy.types.Action)  # type: ignore[valid-type]
     previous_slot: StringProperty()  # type: ignore[valid-type]
     previous_rotation_modes: StringProperty()  # type: ignore[valid-type]  # JSON: "" (object) / bone name → mode
@@ -219,6 +220,8 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     last_iterations: FloatProperty(default=0.0)  # type: ignore[valid-type]
     last_max_iterations: IntProperty(default=0)  # type: ignore[valid-type]
     last_message: StringProperty(default="")  # type: ignore[valid-type]
+    last_stages: StringProperty(default="")  # type: ignore[valid-type]  # JSON: the last bake's stages, wall and CPU s
+    last_timings: StringProperty(default="")  # type: ignore[valid-type]  # the panel's line naming the stages
 
 
 CLASSES = (REDMAX_PG_link, REDMAX_PG_bone, REDMAX_PG_object, REDMAX_PG_saved, REDMAX_PG_scene)

@@ -1,25 +1,28 @@
 """What a bake changes outside its own actions, saved before the bake and put back by Clear Bake.
 
-A bake takes the baked objects out of Blender's rigid body simulation the way Blender's own
-*Bake to Keyframes* does (``rigidbody.objects_remove``; otherwise Bullet would place them on
-playback inside the rigid body cache range and freeze them past its end), with the Rigid Body
-Constraints on them (``detach``). That deletes their rigid body and constraint settings, and
-the baked actions overwrite the un-keyed transforms on every frame change. So before the first
-key is written the snapshot records, as JSON in Blender properties (it survives save and reload):
+A bake takes the baked objects out of Blender's rigid body simulation (otherwise Bullet would place
+them on playback inside the rigid body cache range and freeze them past its end), with the Rigid Body
+Constraints on them (``detach``): it unlinks them from the rigid body world's two collections, in one
+pass through the data API. Their rigid body and constraint settings stay on the objects, untouched, so
+Clear Bake only links them back (``restore``). (Blender's own *Bake to Keyframes* deletes the settings
+with ``rigidbody.objects_remove``, one operator call and view-layer update per object.) The baked
+actions overwrite the un-keyed transforms on every frame change, so before the first key is written
+the snapshot records, as JSON in Blender properties (it survives save and reload):
 
 * per object (``scene.redmax.snapshot_objects``: a pointer, so renames are followed, and JSON):
   location, rotation (all modes), scale, the pose bones' transforms, whether it had animation
-  data, whether it was in the scene, every writable setting of its rigid body and of its Rigid
-  Body Constraint;
-* the rigid body world (``scene.redmax.snapshot``): enabled, collection, constraints collection,
-  the order of both collections' objects, solver settings, point cache range.
+  data, whether it was in the scene;
+* the rigid body world (``scene.redmax.snapshot``): settings, point cache range, the collection and
+  constraints collection with their objects in order (as indices into the snapshot's objects).
 
-Object pointers inside settings (a constraint's ends) are stored as indices into the
-snapshot's objects, names only for objects the snapshot does not hold.
+Bakes made before the data-API detach deleted the rigid bodies and constraints; their snapshots also
+hold every writable setting of them. Linking an object back into the world's collection makes Blender
+create a rigid body (a mesh) or a constraint (a host) with default settings, and ``restore`` gives
+them the saved ones, so those files still clear bit for bit.
 
 An object deleted (X) after the bake stays alive through the snapshot's pointer; Clear Bake leaves
 it deleted, as Blender's own delete does: nothing of it is restored, nor linked back into the rigid
-body world, and the restored constraint ends that held it are empty.
+body world, and the constraint ends that held it stay empty.
 """
 from __future__ import annotations
 
@@ -28,12 +31,11 @@ from types import SimpleNamespace
 
 import bpy
 
-from .mapping import in_scene
-
 TRANSFORMS = ("location", "rotation_mode", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 POSE_TRANSFORMS = TRANSFORMS
 WORLD_SKIP = ("collection", "constraints", "point_cache", "effector_weights")
 CACHE_SETTINGS = ("frame_start", "frame_end", "frame_step")
+WORLD_COLLECTIONS = ("collection", "constraints")  # bodies, constraint hosts
 
 
 def _value(v, refs):
@@ -82,6 +84,17 @@ def set_rna_settings(struct, settings: dict, objects) -> None:
                 pass  # a setting this Blender version does not accept in this state
 
 
+def _transforms(owner) -> dict:
+    """An object's or pose bone's own transform channels as JSON values (floats exact)."""
+    return {k: (v if isinstance(v, str) else list(v)) for k in TRANSFORMS for v in (getattr(owner, k),)}
+
+
+def world_members(bscene) -> set:
+    """The objects Blender's rigid body simulation of ``bscene`` moves or holds: its world's collection."""
+    w = bscene.rigidbody_world
+    return set(w.collection.objects) if w is not None and w.collection is not None else set()
+
+
 # ------------------------------------------------------------------------- take
 def objects_to_save(bscene, objects) -> list:
     """The baked objects plus everything of the rigid body simulation: objects with a rigid body,
@@ -100,16 +113,13 @@ def objects_to_save(bscene, objects) -> list:
 def take(bscene, objects) -> tuple:
     """(world JSON, [(object, JSON)]) for ``objects`` (see ``objects_to_save``) and the world."""
     refs = {ob.name_full: i for i, ob in enumerate(objects)}
+    scene_objects = set(bscene.objects)
     entries = []
     for ob in objects:
-        d = {"transforms": {k: _value(getattr(ob, k), refs) for k in TRANSFORMS},
-             "animation_data": ob.animation_data is not None, "in_scene": in_scene(bscene, ob)}
+        d = {"transforms": _transforms(ob), "animation_data": ob.animation_data is not None,
+             "in_scene": ob in scene_objects}
         if ob.pose is not None:
-            d["pose"] = {pb.name: {k: _value(getattr(pb, k), refs) for k in POSE_TRANSFORMS} for pb in ob.pose.bones}
-        if ob.rigid_body is not None:
-            d["rigid_body"] = rna_settings(ob.rigid_body, refs)
-        if ob.rigid_body_constraint is not None:
-            d["rigid_body_constraint"] = rna_settings(ob.rigid_body_constraint, refs)
+            d["pose"] = {pb.name: _transforms(pb) for pb in ob.pose.bones}
         entries.append((ob, json.dumps(d)))
     w = bscene.rigidbody_world
     world: dict | None = None
@@ -117,7 +127,7 @@ def take(bscene, objects) -> tuple:
         world = {"settings": rna_settings(w, refs, skip=WORLD_SKIP),
                  "cache": {k: getattr(w.point_cache, k) for k in CACHE_SETTINGS},
                  "effector_weights": rna_settings(w.effector_weights, refs)}
-        for key in ("collection", "constraints"):
+        for key in WORLD_COLLECTIONS:
             coll = getattr(w, key)
             world[key] = None if coll is None else {"name": coll.name_full,
                                                     "objects": [_value(o, refs) for o in coll.objects]}
@@ -144,9 +154,18 @@ def store(bscene, saved, keyed, only=None) -> None:
     old = stored(bscene)
     if old is not None and only is not None:
         world, fresh = _merge(old, [ob for ob, _ in old[1] if ob not in only], fresh)
+    put(bscene, (world, fresh))
+
+
+def put(bscene, saved) -> None:
+    """Write a snapshot in ``stored``'s form into the scene (None: no snapshot)."""
     s = bscene.redmax
     s.snapshot_objects.clear()
-    for ob, data in fresh:
+    if saved is None:
+        s.snapshot = ""
+        return
+    world, entries = saved
+    for ob, data in entries:
         item = s.snapshot_objects.add()
         item.object, item.data = ob, data
     s.snapshot = world
@@ -179,7 +198,7 @@ def _merge(old, keep, fresh):
 
 
 def saved_hosts(bscene, objects) -> list:
-    """Objects whose saved Rigid Body Constraint (one a bake removed) holds one of ``objects``."""
+    """Objects whose saved Rigid Body Constraint (one an older bake deleted) holds one of ``objects``."""
     saved = stored(bscene)
     if saved is None:
         return []
@@ -198,14 +217,25 @@ def saved_hosts(bscene, objects) -> list:
 def _present(bscene, entries, data) -> list:
     """The snapshot's objects, None for those deleted since the bake (in the scene then, in none now), so
     references to them resolve to None, as Blender's delete leaves them."""
-    return [None if ob is not None and d.get("in_scene", True) and not in_scene(bscene, ob) else ob
-            for (ob, _), d in zip(entries, data)]
+    scene_objects = set(bscene.objects)
+    return [None if ob is not None and (not _alive(ob) or d.get("in_scene", True) and ob not in scene_objects)
+            else ob for (ob, _), d in zip(entries, data)]
+
+
+def _alive(ob) -> bool:
+    """Whether ``ob`` still exists (removed from the file, its Python reference raises ReferenceError)."""
+    try:
+        ob.name
+    except ReferenceError:
+        return False
+    return True
 
 
 class Restored:
     """Reads each object's rigid body and Rigid Body Constraint as Clear Bake will have put them back, and so
-    as a re-bake (which restores first) maps them: the live ones, else the settings the bake removed (as
-    namespaces, object ends resolved). Changes nothing: ``mapping.scene_facts`` reads a baked scene with it."""
+    as a re-bake (which restores first) maps them: the live ones, else (a bake by an older version deleted
+    them) the saved settings, as namespaces with object ends resolved. Changes nothing:
+    ``mapping.scene_facts`` reads a baked scene with it."""
 
     KINDS = ("rigid_body", "rigid_body_constraint")
 
@@ -238,71 +268,99 @@ def stored(bscene):
 
 
 def forget(bscene) -> None:
-    s = bscene.redmax
-    s.snapshot_objects.clear()
-    s.snapshot = ""
+    put(bscene, None)
+
+
+def uneditable(bscene, keyed) -> str:
+    """Why a bake cannot change what it would have to ("" if it can): an object in ``keyed`` linked from a
+    library or a non-editable override, or a rigid body world collection it would take such an object out of
+    that is linked itself. The bake refuses it by name before anything is written."""
+    for ob in keyed:
+        if ob.library is not None or not ob.is_editable:
+            source = ob.library or (ob.override_library.reference.library if ob.override_library else None)
+            where = f"linked from the library '{source.filepath}'" if source is not None else "not editable"
+            return (f"object '{ob.name}' is {where}: a bake keys it and cannot; make it local "
+                    "(Object › Relations › Make Local) or bake it in the file it comes from")
+    w = bscene.rigidbody_world
+    for key in WORLD_COLLECTIONS:
+        coll = getattr(w, key) if w is not None else None
+        if coll is not None and (coll.library is not None or not coll.is_editable) \
+                and any(ob in keyed for ob in coll.objects):
+            return (f"rigid body world collection '{coll.name}' is linked from a library: a bake takes the baked "
+                    "objects out of it and cannot; make it local")
+    return ""
 
 
 # ---------------------------------------------------------------------- detach
-def detach(context, objects) -> None:
-    """Take ``objects`` out of Blender's rigid body simulation (what Bake to Keyframes does), and
-    the Rigid Body Constraints on them first: ``objects_remove`` alone leaves Bullet a constraint
-    to the freed body, and the next simulated frame crashes Blender (seen with a hinge chain)."""
+def detach(bscene, objects) -> dict:
+    """Take ``objects`` out of Blender's rigid body simulation, with every Rigid Body Constraint that holds
+    one of them (Bullet must not keep a constraint to a body that left its world): unlink them from the
+    world's collection and constraints collection, in one pass; their settings stay. Returns the
+    collections' object lists before, for ``reattach``."""
+    w = bscene.rigidbody_world
+    if w is None:
+        return {}
     objects = set(objects)
-    view_layer = context.view_layer
-    hosts = [h for h in context.scene.objects if h.rigid_body_constraint is not None
-             and (h in objects or h.rigid_body_constraint.object1 in objects
-                  or h.rigid_body_constraint.object2 in objects)
-             and any(o is not None and o.rigid_body is not None and o in objects
-                     for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2))
-             and view_layer.objects.get(h.name) == h]
-    if hosts:
-        before = view_layer.objects.active
-        for h in hosts:
-            view_layer.objects.active = h  # constraint_remove ignores overrides (recipes §8)
-            bpy.ops.rigidbody.constraint_remove()
-        view_layer.objects.active = before
-    removed = [ob for ob in objects if ob.rigid_body is not None]
-    if removed:
-        with context.temp_override(selected_objects=removed, selected_editable_objects=removed,
-                                   object=removed[0], active_object=removed[0]):
-            bpy.ops.rigidbody.objects_remove()
+    before = world_lists(bscene)
+    bodies = [ob for ob in before.get("collection", ()) if ob in objects]
+    leaving = set(bodies)
+    hosts = [h for h in before.get("constraints", ()) if h.rigid_body_constraint is not None
+             and (h.rigid_body_constraint.object1 in leaving or h.rigid_body_constraint.object2 in leaving)]
+    try:
+        for key, obs in (("collection", bodies), ("constraints", hosts)):
+            for ob in obs:
+                getattr(w, key).objects.unlink(ob)
+    except Exception:
+        reattach(bscene, before)
+        raise
+    return before
+
+
+def world_lists(bscene) -> dict:
+    """{"collection"/"constraints": the objects of the rigid body world's collection, in order}."""
+    w = bscene.rigidbody_world
+    if w is None:
+        return {}
+    return {key: list(getattr(w, key).objects) for key in WORLD_COLLECTIONS if getattr(w, key) is not None}
+
+
+def reattach(bscene, before) -> None:
+    """Undo ``detach``: the world's collections get back the objects, in the order, of ``before``."""
+    w = bscene.rigidbody_world
+    for key, objects in before.items():
+        coll = getattr(w, key) if w is not None else None
+        if coll is not None:
+            _order(coll, objects)
 
 
 # --------------------------------------------------------------------- restore
 def restore(context, bscene, saved, only=None) -> list:
-    """Put back what ``take`` recorded (for the objects in ``only`` and not the world, if given);
-    returns messages about what could not be restored."""
+    """Put back what ``take`` recorded (for the objects in ``only`` and not the world's settings, if
+    given); returns messages about what could not be restored."""
     world_json, entries = saved
     problems = []
     data = [json.loads(d) for _, d in entries]
     objects = _present(bscene, entries, data)  # deleted since the bake: left out
     deleted = {i for i, (ob, _) in enumerate(entries) if ob is not None and objects[i] is None}
+    for i, ob in enumerate(objects):
+        if ob is None and i not in deleted:
+            problems.append("an object saved before the bake no longer exists")
     world = json.loads(world_json)["world"]
-    if world is not None and bscene.rigidbody_world is None:
+    if world is not None and bscene.rigidbody_world is None:  # removed since the bake: one operator call
         with context.temp_override(scene=bscene):
             bpy.ops.rigidbody.world_add()
-    if only is not None:
-        world = None
-    for i, (ob, d) in enumerate(zip(objects, data)):
-        if ob is None:
-            if i not in deleted:
-                problems.append("an object saved before the bake no longer exists")
-            continue
-        if only is not None and ob not in only:
-            continue
-        # what the bake removed comes back with its saved settings; what it left is not touched
-        if "rigid_body" in d and ob.rigid_body is None:
-            with context.temp_override(object=ob, active_object=ob, scene=bscene):
-                bpy.ops.rigidbody.object_add(type=d["rigid_body"].get("type", "ACTIVE"))
-            set_rna_settings(ob.rigid_body, d["rigid_body"], objects)
-        if "rigid_body_constraint" in d and ob.rigid_body_constraint is None:
-            problems.extend(_add_constraint(context, ob, d["rigid_body_constraint"].get("type", "FIXED")))
-            if ob.rigid_body_constraint is not None:
-                set_rna_settings(ob.rigid_body_constraint, d["rigid_body_constraint"], objects)
-    for ob, d in zip(objects, data):
-        if ob is None or (only is not None and ob not in only):
-            continue
+    chosen = [(ob, d) for ob, d in zip(objects, data) if ob is not None and (only is None or ob in only)]
+    w = bscene.rigidbody_world
+    if world is not None and w is not None:
+        problems += _relink(w, world, objects, chosen, only)
+    gone = {entries[i][0] for i in deleted if _alive(entries[i][0])}  # (a removed one's ends are emptied already)
+    for ob, _ in chosen:  # Blender's delete empties the ends of the constraints in its world; these were out
+        c = ob.rigid_body_constraint
+        if c is not None and gone:
+            for end in ("object1", "object2"):
+                if getattr(c, end) in gone:
+                    setattr(c, end, None)
+    for ob, d in chosen:
         if "transforms" not in d:
             continue
         if ob.animation_data is not None and not d["animation_data"] and ob.animation_data.action is None:
@@ -314,45 +372,59 @@ def restore(context, bscene, saved, only=None) -> list:
             if pb is not None:
                 for k, v in values.items():
                     setattr(pb, k, v)
-    w = bscene.rigidbody_world
-    if world is not None and w is not None:
+    if world is not None and w is not None and only is None:
         set_rna_settings(w, world["settings"], objects)
         set_rna_settings(w.effector_weights, world["effector_weights"], objects)
         for k, v in world["cache"].items():
             setattr(w.point_cache, k, v)
-        for key in ("collection", "constraints"):
-            saved_coll = world[key]
-            if saved_coll is None:
-                continue
-            coll = bpy.data.collections.get(saved_coll["name"])
-            if coll is None:
-                problems.append(f"rigid body world: collection '{saved_coll['name']}' no longer exists")
-                continue
-            if getattr(w, key) != coll:
-                setattr(w, key, coll)
-            _order(coll, [_resolve(v, objects) for v in saved_coll["objects"]])
     return problems
 
 
-def _add_constraint(context, host, kind):
-    view_layer = context.view_layer
-    if view_layer.objects.get(host.name) != host:  # constraint_add works on the active object only
-        return [f"rigid body constraint on '{host.name}': cannot be re-added (the object is not in the view layer)"]
-    before = view_layer.objects.active
-    view_layer.objects.active = host  # constraint_add ignores overrides (recipes §8)
-    try:
-        bpy.ops.rigidbody.constraint_add(type=kind)
-    finally:
-        view_layer.objects.active = before
-    return []
+def _relink(w, world, objects, chosen, only) -> list:
+    """Give the world's collections their saved objects back (all of them in the saved order, or with ``only``
+    the chosen ones that are missing), then the saved settings to rigid bodies and constraints that linking
+    created (snapshots of older bakes, which deleted them)."""
+    problems = []
+    missing = {kind: {ob for ob, d in chosen if kind in d and getattr(ob, kind) is None}
+               for kind in ("rigid_body", "rigid_body_constraint")}
+    chosen_set = {ob for ob, _ in chosen}
+    for key in WORLD_COLLECTIONS:
+        saved_coll = world[key]
+        if saved_coll is None:
+            continue
+        coll = bpy.data.collections.get(saved_coll["name"])
+        if coll is None:
+            problems.append(f"rigid body world: collection '{saved_coll['name']}' no longer exists")
+            continue
+        wanted = [o for o in (_resolve(v, objects) for v in saved_coll["objects"]) if o is not None]
+        if only is None:
+            if getattr(w, key) != coll:
+                setattr(w, key, coll)
+            _order(coll, wanted)
+        else:
+            present = set(coll.objects)
+            for ob in wanted:
+                if ob in chosen_set and ob not in present:
+                    coll.objects.link(ob)
+    for ob, d in chosen:
+        for kind in ("rigid_body", "rigid_body_constraint"):
+            if ob in missing[kind] and getattr(ob, kind) is not None:
+                set_rna_settings(getattr(ob, kind), d[kind], objects)
+            elif ob in missing[kind]:
+                problems.append(f"object '{ob.name}': its {kind.replace('_', ' ')} could not be re-created")
+    return problems
 
 
 def _order(coll, wanted) -> None:
-    """Give ``coll`` its saved objects in the saved order (objects added since stay, first)."""
+    """Give ``coll`` its saved objects in the saved order (objects added since stay, first). Usually the
+    objects still there are the first ones, in order (a bake takes out the baked ones), and the others are
+    appended; otherwise all of them are unlinked and linked again in order."""
     wanted = [ob for ob in wanted if ob is not None]
-    if [ob for ob in coll.objects if ob in wanted] == wanted:
-        return
-    for ob in wanted:
-        if coll.objects.get(ob.name) is not None:
+    wanted_set = set(wanted)
+    kept = [ob for ob in coll.objects if ob in wanted_set]
+    if kept != wanted[:len(kept)]:
+        for ob in kept:
             coll.objects.unlink(ob)
+        kept = []
+    for ob in wanted[len(kept):]:
         coll.objects.link(ob)

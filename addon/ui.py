@@ -86,6 +86,8 @@ class REDMAX_PT_main(_Tab):
         row.operator("redmax.clear_bake", text="", icon="TRASH")
         if s.last_message:
             layout.label(text=s.last_message, icon="ERROR" if s.last_message.startswith(("failed", "Live preview stopped")) else "INFO")
+        if s.last_timings:
+            layout.label(text=s.last_timings, icon="TIME")
         if s.last_steps:
             layout.label(text=f"PCG iterations: {s.last_iterations:.1f} mean, {s.last_max_iterations} max")
         if engine.JIT_ENABLED:

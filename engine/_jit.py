@@ -1,39 +1,55 @@
-"""The one place that decides whether kernels are compiled with numba.
+"""The one place that decides whether kernels are compiled with numba, for which CPU, and where they are cached.
 
 Set the environment variable ``ENGINE_DISABLE_JIT=1`` (or run without numba
 installed) to execute every kernel as plain Python on numpy arrays: slow, but
 the same arithmetic, which is how the property tests check the fallback.
 
-Numba's on-disk cache (``cache=True``) lives in ``engine-<digest>`` under ``NUMBA_CACHE_DIR``
-(the Blender add-on points that at its user extension folder), or under ``engine/__pycache__/numba``
-when it is unset. ``<digest>`` hashes the engine's source files: numba checks a cached kernel only
+Kernels are cached on disk in two layers (``_kernel_store`` says where and for which CPU,
+``_kernel_cache`` reads and writes them): the kernels shipped inside the package, built for a portable
+CPU baseline (used when this CPU has the baseline's features), then the user's own cache,
+``engine-<digest>`` under ``NUMBA_CACHE_DIR`` (the Blender add-on points that at its user extension
+folder), a source checkout's ``engine/__pycache__/numba`` or the platform's user cache folder — never the
+installed package. ``<digest>`` hashes the engine's source files: numba checks a cached kernel only
 against its own file, so a kernel that inlines or calls code from another file would otherwise keep
 the old machine code after that file changed (an edit, a pull, an add-on upgrade) — it happened
 twice (MABA no longer equal to ABA; kernels compiled under older fastmath flags).
 """
 from __future__ import annotations
 
-import hashlib
 import os
+import shutil
 import sys
 import types
 from pathlib import Path
 
 import numpy as np
 
+from . import _kernel_store
+
 _DISABLED = os.environ.get("ENGINE_DISABLE_JIT", "").strip().lower() in ("1", "true", "yes", "on")
 
+TARGET: _kernel_store.KernelTarget | None = None  # the CPU target and caches chosen at import (None: no numba)
 try:  # pragma: no cover - exercised by whichever environment runs the tests
     if _DISABLED:
         raise ImportError("disabled by ENGINE_DISABLE_JIT")
+    _numba_was_imported = "numba" in sys.modules
+    TARGET = _kernel_store.choose_target()  # before numba reads NUMBA_CPU_NAME / NUMBA_CPU_FEATURES
     import numba as _numba
 
     HAVE_NUMBA = True
     NUMBA_VERSION = _numba.__version__
-except ImportError:  # pragma: no cover
+except ImportError as _missing:  # pragma: no cover
     _numba = None
     HAVE_NUMBA = False
     NUMBA_VERSION = None
+    TARGET = None
+    if not _DISABLED:  # numba missing (not turned off on purpose): say so once, or a run is just mysteriously slow
+        import warnings
+
+        warnings.warn(f"engine: numba could not be imported ({_missing}); every kernel runs as plain Python, "
+                      "10 to 1000 times slower (results are the same). Install it (pip install numba) or use the "
+                      "project's virtual environment; set ENGINE_DISABLE_JIT=1 to run without it on purpose.",
+                      RuntimeWarning, stacklevel=2)
 
 JIT_ENABLED = HAVE_NUMBA
 
@@ -42,33 +58,80 @@ KEEP_CACHES = 3  # engine versions whose compiled kernels stay on disk (the newe
 
 def source_digest() -> str:
     """Hash of the engine's source files' contents (and of Python's and numba's versions)."""
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha1(f"{sys.version_info[:2]} numba {NUMBA_VERSION}".encode())
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root).as_posix()).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    return _kernel_store.source_digest(NUMBA_VERSION)
 
 
-def _use_versioned_cache() -> None:
-    """Point numba's cache at ``engine-<source digest>`` (module doc); drop all but the KEEP_CACHES newest
-    such folders. Must run before the first kernel is decorated (numba picks each kernel's cache then)."""
-    base = Path(_numba.config.CACHE_DIR or Path(__file__).resolve().parent / "__pycache__" / "numba")
-    here = base / f"engine-{source_digest()}"
-    try:
-        here.mkdir(parents=True, exist_ok=True)
-        os.utime(here)  # "newest by use"
-        old = sorted((p for p in base.glob("engine-*") if p.is_dir() and p != here), key=lambda p: p.stat().st_mtime)
-        for p in old[:max(0, len(old) - (KEEP_CACHES - 1))]:
-            import shutil
+def _apply_target() -> None:
+    """numba was imported before the engine: make it read the chosen CPU target now, unless it has
+    compiled already (its CPU codegen is then fixed to this CPU: compile natively, shipped kernels unused)."""
+    global TARGET
+    from numba.core import config
+    from numba.core.registry import cpu_target
 
-            shutil.rmtree(p, ignore_errors=True)
-    except OSError:  # a read-only install: numba then falls back to its own choices
-        return
-    _numba.config.CACHE_DIR = str(here)
+    if "_toplevel_target_context" in vars(cpu_target) and TARGET.mode in ("shipped", "baseline"):
+        for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", _kernel_store._OURS):
+            os.environ.pop(name, None)
+        config.reload_config()
+        TARGET = _kernel_store.KernelTarget("native", None, None, None, "numba had compiled before the engine was "
+                                            "imported (its CPU target was fixed then)")
+    else:
+        config.reload_config()
 
 
+class UserCache:
+    """The user layer: ``folder`` (``engine-<digest>``), whether files can be written there, and why not."""
+
+    def __init__(self):
+        base, self.chosen_by = _kernel_store.user_cache_base()
+        self.folder = base / f"engine-{source_digest()}"
+        self.writable, self.problem = _kernel_cache.writable_folder(self.folder)
+        if self.writable:
+            self._prune(base)
+
+    def _prune(self, base: Path) -> None:
+        """Mark this folder as newest by use and drop all but the KEEP_CACHES newest ``engine-*`` folders."""
+        try:
+            os.utime(self.folder)
+            old = sorted((p for p in base.glob("engine-*") if p.is_dir() and p != self.folder),
+                         key=lambda p: p.stat().st_mtime)
+            for p in old[:max(0, len(old) - (KEEP_CACHES - 1))]:
+                shutil.rmtree(p, ignore_errors=True)
+        except OSError:
+            pass
+
+
+USER_CACHE: UserCache | None = None
 if JIT_ENABLED:
-    _use_versioned_cache()
+    from . import _kernel_cache
+
+    if _numba_was_imported:
+        _apply_target()
+    USER_CACHE = UserCache()
+    _kernel_cache.configure(USER_CACHE.folder, USER_CACHE.writable, USER_CACHE.problem, TARGET.shipped,
+                            TARGET.shipped_package)
+
+
+def cache_folder() -> Path | None:
+    """The user cache folder this process writes compiled kernels to (None without numba)."""
+    return USER_CACHE.folder if USER_CACHE is not None else None
+
+
+def kernel_counts() -> dict:
+    """What this process's engine kernels did so far: ``compiled`` (numba compiled them), ``loaded_shipped``
+    and ``loaded_user`` (machine code read from the shipped and the user cache), ``damaged`` (cache files
+    that could not be read back and were compiled again). All zero without numba."""
+    return dict(_kernel_cache.COUNTS) if JIT_ENABLED else {"compiled": 0, "loaded_shipped": 0, "loaded_user": 0,
+                                                             "damaged": 0}
+
+
+def describe() -> str:
+    """One line: the CPU target the kernels are compiled for, the shipped cache used or why not, the user cache."""
+    if not JIT_ENABLED:
+        return "numba is off: kernels run as plain Python"
+    shipped = f"shipped kernels used ({TARGET.reason})" if TARGET.shipped else f"shipped kernels not used ({TARGET.reason})"
+    cpu = TARGET.cpu_name or "this CPU"
+    write = "" if USER_CACHE.writable else f", not writable: {USER_CACHE.problem}"
+    return f"kernels for {cpu}; {shipped}; user cache {USER_CACHE.folder} ({USER_CACHE.chosen_by}{write})"
 
 
 class _FirstCompileNotice:
@@ -85,22 +148,27 @@ class _FirstCompileNotice:
     def on_start(self) -> None:
         if not self.said:
             self.said = True
+            where = (f"they are cached in {USER_CACHE.folder}" if USER_CACHE.writable
+                     else "kept for this process only, see below")
             print(f"engine: compiling numba kernels for first use, a pause of seconds to a minute that happens once "
-                  f"(they are cached in {_numba.config.CACHE_DIR})", file=sys.stderr, flush=True)
+                  f"({where})", file=sys.stderr, flush=True)
 
 
 first_compile_notice = _FirstCompileNotice()
 
 
-def _listen_for_first_compile() -> None:
+def _listen_for_compiles() -> None:
+    """Count the engine's kernels numba compiles (``kernel_counts``) and give the first-compile notice."""
     from numba.core import event
 
     package = __name__.rsplit(".", 1)[0]  # "engine", or "<extension>.engine" inside Blender
 
     class _Listener(event.Listener):
         def on_start(self, ev):
-            if not first_compile_notice.said and ev.data["dispatcher"].py_func.__module__.startswith(package):
-                first_compile_notice.on_start()
+            if ev.data["dispatcher"].py_func.__module__.startswith(package):
+                _kernel_cache.COUNTS["compiled"] += 1
+                if not first_compile_notice.said:
+                    first_compile_notice.on_start()
 
         def on_end(self, ev):
             pass
@@ -109,7 +177,7 @@ def _listen_for_first_compile() -> None:
 
 
 if JIT_ENABLED:
-    _listen_for_first_compile()
+    _listen_for_compiles()
 
 # Let LLVM contract to FMA, but keep IEEE NaN/inf semantics so divergence checks still see them.
 # No "reassoc": with it LLVM vectorises a sum in a loop that also stores (PCG's `p[k] = z[k];
@@ -123,7 +191,7 @@ _FASTMATH = {"contract", "arcp", "nsz"}
 
 def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_lanes: bool = False,
            refcounts: bool = True):
-    """Compile ``fn`` with ``numba.njit(cache=True, fastmath=_FASTMATH)`` when numba is on.
+    """Compile ``fn`` with ``numba.njit(fastmath=_FASTMATH)`` and the engine's disk cache when numba is on.
 
     Without numba the function is returned unchanged, so a kernel must be
     valid Python over numpy arrays and scalars (no numba-only constructs).
@@ -157,14 +225,14 @@ def kernel(fn=None, *, parallel: bool = False, inline: bool | str = False, simd_
     def wrap(f):
         if not JIT_ENABLED:
             return f
-        options = dict(cache=True, parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
+        options = dict(parallel=parallel, nogil=True, error_model="numpy", fastmath=_FASTMATH,
                        no_cfunc_wrapper=True, _nrt=refcounts, **inlining)
         if inline == "llvm":
-            d = _numba.njit(no_cpython_wrapper=True, **options)(f)
+            d = _cached_njit(f, no_cpython_wrapper=True, **options)
             d.__class__ = _KernelHelper
             d._twin_options = options
         else:
-            d = _numba.njit(**options)(f)
+            d = _cached_njit(f, **options)
         return _with_slp_vectorizer(d) if simd_lanes else d
 
     return wrap if fn is None else wrap(fn)
@@ -185,8 +253,16 @@ if JIT_ENABLED:
                 g = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
                 g.__qualname__ = f.__qualname__ + "__called_from_python"  # its own numba cache file
                 g.__module__, g.__doc__, g.__kwdefaults__ = f.__module__, f.__doc__, f.__kwdefaults__
-                twin = self.__dict__["_python_twin"] = _numba.njit(**self._twin_options)(g)
+                twin = self.__dict__["_python_twin"] = _cached_njit(g, **self._twin_options)
             return twin(*args, **kwargs)
+
+
+def _cached_njit(f, **options):
+    """``numba.njit(**options)(f)`` with the engine's two-layer disk cache (``_kernel_cache``) in place of
+    numba's ``cache=True``, whose locators would write next to the installed sources."""
+    d = _numba.njit(**options)(f)
+    d._cache = _kernel_cache.EngineCache(f)
+    return d
 
 
 def _with_slp_vectorizer(dispatcher):

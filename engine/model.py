@@ -23,8 +23,10 @@ import numpy as np
 
 from . import joints as J
 from .errors import ModelError
-from .geometry import parse_shape
+from .geometry import det3, parse_shape
 from .spatial import spatial_inertia
+
+_EYE3 = np.eye(3)
 
 #: The arrays every kernel needs, grouped so kernels take one argument.
 KinematicTree = namedtuple(
@@ -127,9 +129,9 @@ def _rotation_matrix(rot, what: str) -> np.ndarray:
             [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
         ])
-    if R.shape != (3, 3) or not np.all(np.isfinite(R)):
+    if R.shape != (3, 3) or not np.isfinite(R).all():
         raise ModelError(f"{what}: rotation must be a 3×3 matrix or a quaternion (w, x, y, z)")
-    if np.abs(R).max() > 1.0 + 1e-6 or np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+    if np.abs(R).max() > 1.0 + 1e-6 or np.abs(R @ R.T - _EYE3).max() > 1e-6 or det3(R) < 0:
         raise ModelError(f"{what}: rotation matrix is not a proper rotation")
     return R
 
@@ -141,7 +143,7 @@ MAX_BODIES = 1_000_000  # per model: about a minute to build and a gigabyte of w
 
 def _vector3(x, what: str, bound: float = MAX_LENGTH) -> np.ndarray:
     v = _float_array(x, what).reshape(-1)
-    if v.shape != (3,) or not np.all(np.isfinite(v)):
+    if v.shape != (3,) or not np.isfinite(v).all():
         raise ModelError(f"{what}: expected 3 finite numbers, got {x!r}")
     if np.abs(v).max() > bound:
         raise ModelError(f"{what}: {v.tolist()} is beyond {bound:g} (SI units: m)")
@@ -165,9 +167,9 @@ def _limits(limits, nv: int, jtype: int, jwhere: str):
         raise ModelError(f"{jwhere}: limits must be (lower, upper), each a number or {nv} numbers, got {limits!r}") from None
     if np.isnan(lo).any() or np.isnan(hi).any():
         raise ModelError(f"{jwhere}: limits must not be NaN (use -inf / inf for an open side), got {limits!r}")
-    if np.any(lo > hi):
+    if (lo > hi).any():
         raise ModelError(f"{jwhere}: lower limit above upper limit ({lo.tolist()} > {hi.tolist()})")
-    if np.any(lo == np.inf) or np.any(hi == -np.inf):
+    if (lo == np.inf).any() or (hi == -np.inf).any():
         raise ModelError(f"{jwhere}: a lower limit of +inf or an upper limit of -inf leaves no motion")
     return lo, hi
 
@@ -252,7 +254,7 @@ class ModelBuilder:
         jname = joint_name or f"{name}_joint"
         jwhere = f"joint '{jname}'"
         ax = _float_array(axis, f"{jwhere}: axis").reshape(-1)
-        if ax.shape != (3,) or not np.all(np.isfinite(ax)):
+        if ax.shape != (3,) or not np.isfinite(ax).all():
             raise ModelError(f"{jwhere}: axis must be 3 finite numbers, got {axis!r}")
         if jtype in (J.REVOLUTE, J.PRISMATIC):
             n = np.linalg.norm(ax)
@@ -272,7 +274,7 @@ class ModelBuilder:
             Ic = _float_array(inertia, f"{where}: inertia")
             if Ic.shape == (3,):
                 Ic = np.diag(Ic)
-            if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
+            if Ic.shape != (3, 3) or not np.isfinite(Ic).all():
                 raise ModelError(f"{where}: inertia must be 3 principal moments or a 3×3 tensor")
             if np.abs(Ic).max() > MAX_MASS * MAX_LENGTH:
                 raise ModelError(f"{where}: inertia entries beyond {MAX_MASS * MAX_LENGTH:g} kg·m² (SI units)")

@@ -1,4 +1,6 @@
-"""Run an engine benchmark suite inside Blender's Python, through the add-on's ``redmax.run_benchmark``.
+"""Run an engine benchmark suite inside Blender's Python, through the add-on's ``redmax.run_benchmark``,
+or the add-on's own suite ``bake-scale`` (``scripts/bake_scale.py``: each Blender-side stage of a bake
+against the object count, beside Blender's *Bake to Keyframes*).
 
     blender -b -P scripts/blender_bench.py -- SUITE [--quick] [--out DIR] [--sim-time SECONDS]
     python scripts/blender_bench.py SUITE [--quick] [--out DIR] [--sim-time SECONDS]   # bpy wheel
@@ -16,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+ADDON_SUITES = ("bake-scale",)  # measured in Blender itself, not engine suites
 
 
 def parse(argv, suites):
@@ -43,10 +46,18 @@ def main(argv=None) -> int:
     import addon
     from addon._engine import bench
 
-    args = parse(argv, bench.SUITES)
+    args = parse(argv, (*bench.SUITES, *ADDON_SUITES))
     if not hasattr(bpy.types, "REDMAX_OT_run_benchmark"):
         addon.register()
     out = Path(args.out).resolve()
+    if args.suite == "bake-scale":
+        sys.path.insert(0, str(ROOT / "scripts"))
+        import bake_scale
+
+        print(f"RedMax: bake-scale{' --quick' if args.quick else ''} in Blender {bpy.app.version_string} → {out}",
+              flush=True)
+        print(f"wrote {bake_scale.run(out, quick=args.quick)}")
+        return 0
     print(f"RedMax: running bench {args.suite}{' --quick' if args.quick else ''} in Blender "
           f"{bpy.app.version_string} (Python {sys.version.split()[0]}) → {out}", flush=True)
     try:

@@ -4,6 +4,8 @@
     python scripts/build_extension.py --split-platforms    # one zip per platform (smaller downloads)
     python scripts/build_extension.py --platforms linux-x64 --split-platforms
     python scripts/build_extension.py --no-wheels          # pure-Python engine path, any platform
+    python scripts/build_extension.py --kernels none       # no shipped kernels (users compile on first use)
+    python scripts/build_extension.py --kernels DIR        # kernels built before by scripts/build_kernels.py
     blender -b -P scripts/build_extension.py -- [same options]
 
 The repository root is the extension package (``blender_manifest.toml`` plus the
@@ -16,6 +18,13 @@ committed; ``--offline`` uses only what is there), writes ``platforms`` and
 running Blender). With ``--split-platforms`` that builder keeps only the wheels
 matching each platform in its zip. Blender installs the wheels offline on
 ``package_install_files``; numpy is not bundled (Blender ships its own).
+
+The zip for the platform this script runs on also ships the compiled kernels
+(``engine/_shipped_kernels``, docs/kernels.md): ``scripts/build_kernels.py`` compiles them from the
+engine as the built zip holds it for the platform's portable CPU baseline (``--kernels build``, the
+default: 3–4 minutes on two busy cores) and they are added to the zip, or ``--kernels DIR`` takes a
+folder it built before (checked against the zip's sources). They need this Python to be Blender's (3.11) and its numba the bundled one; other
+platforms' zips have none (their users compile on first use, with progress, or build the zip there).
 """
 from __future__ import annotations
 
@@ -27,9 +36,16 @@ import sys
 import tempfile
 import time
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(1, str(ROOT))
+import build_kernels  # noqa: E402
+from engine import _kernel_store  # noqa: E402  (no numba: where kernels go, which platform this is)
+
+BLENDER_PYTHON = (3, 11)  # Blender 4.5 LTS and 5.0
 NUMBA, LLVMLITE = "0.68.1", "0.50.0"  # the pair CI tests; llvmlite is numba's exact dependency
 # Blender platform → the pip platform tag to download for (pip also accepts older compatible tags).
 PLATFORM_TAGS = {
@@ -56,6 +72,10 @@ def parse(argv):
     ap.add_argument("--no-wheels", action="store_true", help="bundle no wheels (the add-on falls back to pure Python)")
     ap.add_argument("--wheels-dir", default=str(ROOT / "wheels"), help="wheel cache (downloaded into when missing)")
     ap.add_argument("--offline", action="store_true", help="never download; use only wheels already in --wheels-dir")
+    ap.add_argument("--kernels", default="build", metavar="build|none|DIR",
+                    help="ship compiled kernels in this platform's zip: build them (default), none, or a folder "
+                         "made by scripts/build_kernels.py")
+    ap.add_argument("--kernel-groups", default="all", help="with --kernels build: which groups (see build_kernels.py)")
     return ap.parse_args(argv)
 
 
@@ -132,30 +152,86 @@ def stage(staging: Path, platforms: list[str], wheels: list[Path]) -> None:
     (staging / "blender_manifest.toml").write_text(head.rstrip("\n") + "\n" + extra + sep + tail)
 
 
+def check_kernel_build(args) -> None:
+    """Fail early when ``--kernels`` cannot give kernels that match the zip."""
+    if args.kernels == "none" or args.no_wheels:
+        return
+    if sys.version_info[:2] != BLENDER_PYTHON:
+        raise BuildError(f"shipped kernels must be compiled by Blender's Python {'.'.join(map(str, BLENDER_PYTHON))}, "
+                         f"this is {sys.version.split()[0]} (or pass --kernels none)")
+    if _kernel_store._numba_version() != NUMBA:
+        raise BuildError(f"shipped kernels must be compiled by the bundled numba {NUMBA}, this Python has "
+                         f"{_kernel_store._numba_version()} (or pass --kernels none)")
+
+
+def add_kernels(args, zip_path: Path, echo=print) -> None:
+    """Compile the kernels from the engine exactly as ``zip_path`` holds it (the builder leaves out what the
+    manifest excludes, and the source digest covers every file) — or check ``--kernels DIR`` against it — and
+    add them to the zip as ``engine/_shipped_kernels/``."""
+    with tempfile.TemporaryDirectory(prefix="redmax_kernels_src_") as tmp:
+        unpacked = Path(tmp) / "src"
+        with zipfile.ZipFile(zip_path) as z:
+            z.extractall(unpacked, [n for n in z.namelist() if n.startswith("engine/")])
+        kernels = Path(tmp) / "kernels"
+        if args.kernels == "build":
+            try:
+                build_kernels.build(kernels, unpacked, args.kernel_groups, echo=echo)
+            except build_kernels.KernelBuildError as err:
+                raise BuildError(str(err)) from None
+        else:
+            kernels = Path(args.kernels)
+            manifest = _kernel_store.read_manifest(kernels)
+            digest = _kernel_store.source_digest(NUMBA, unpacked / "engine")
+            if manifest is None or manifest.get("source") != digest:
+                raise BuildError(f"{kernels} holds no kernels for the zip's sources (its manifest's source "
+                                 f"{(manifest or {}).get('source')!r}, the zip's engine {digest!r}): rebuild them "
+                                 f"with scripts/build_kernels.py --source on the unpacked zip, or use --kernels build")
+        with zipfile.ZipFile(zip_path, "a", compression=zipfile.ZIP_DEFLATED) as z:
+            for f in sorted(kernels.rglob("*")):
+                if f.is_file():
+                    z.write(f, f"engine/{_kernel_store.SHIPPED_DIR.name}/{f.relative_to(kernels).as_posix()}")
+
+
+def _builder(tool: Path, staging: Path, out: Path, split: bool) -> None:
+    cmd = [sys.executable, str(tool), "build", "--source-dir", str(staging), "--output-dir", str(out)]
+    if split:
+        cmd.append("--split-platforms")
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise BuildError(f"extension build failed:\n{run.stdout}{run.stderr}")
+
+
 def build(argv=None) -> list[Path]:
     args = parse(argv)
     platforms = [p.strip() for p in args.platforms.split(",") if p.strip()]
     if not platforms:
         raise BuildError("--platforms is empty")
-    wheels: list[Path] = []
+    host = _kernel_store.platform_tag()
+    with_kernels = host in platforms and args.kernels != "none" and not args.no_wheels
+    if with_kernels:
+        check_kernel_build(args)
+    wheels: dict[str, list[Path]] = {}
     if not args.no_wheels:
         for p in platforms:
-            wheels += platform_wheels(p, Path(args.wheels_dir), args.offline)
+            wheels[p] = platform_wheels(p, Path(args.wheels_dir), args.offline)
     out = Path(args.output_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     tool = find_blender_ext()
-    with tempfile.TemporaryDirectory(prefix="redmax_ext_") as tmp:
-        staging = Path(tmp) / "src"
-        staging.mkdir()
-        stage(staging, platforms, wheels)
-        started = time.time()
-        cmd = [sys.executable, str(tool), "build", "--source-dir", str(staging), "--output-dir", str(out)]
-        if args.split_platforms:
-            cmd.append("--split-platforms")
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise BuildError(f"extension build failed:\n{run.stdout}{run.stderr}")
     manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+    # the kernels only serve the host platform: with split zips, its zip is built apart and gets them
+    batches = [[host], [p for p in platforms if p != host]] if with_kernels and args.split_platforms else [platforms]
+    started = time.time()
+    for batch in (b for b in batches if b):
+        batch_started = time.time()
+        with tempfile.TemporaryDirectory(prefix="redmax_ext_") as tmp:
+            staging = Path(tmp) / "src"
+            staging.mkdir()
+            stage(staging, batch, [w for p in batch for w in wheels.get(p, [])])
+            _builder(tool, staging, out, args.split_platforms)
+        if with_kernels and host in batch:
+            for z in out.glob(f"{manifest['id']}-{manifest['version']}*.zip"):
+                if z.stat().st_mtime >= batch_started - 1:
+                    add_kernels(args, z)
     zips = sorted(z for z in out.glob(f"{manifest['id']}-{manifest['version']}*.zip") if z.stat().st_mtime >= started - 1)
     for z in zips:
         print(f"{z}  ({z.stat().st_size / 1e6:.1f} MB)")

@@ -76,11 +76,14 @@ def armature(ctx, name, bones):
 
 
 def keys(ob):
-    """Sorted (data path, index, key bytes) of every F-curve of the object's action."""
+    """Sorted (data path, index, key bytes) of every F-curve of the object's action, in its slot."""
     out = []
-    for layer in ob.animation_data.action.layers:
+    ad = ob.animation_data
+    for layer in ad.action.layers:
         for strip in layer.strips:
             for bag in strip.channelbags:
+                if ad.action_slot is not None and bag.slot != ad.action_slot:
+                    continue
                 for fc in bag.fcurves:
                     co = np.empty(2 * len(fc.keyframe_points), np.float32)
                     fc.keyframe_points.foreach_get("co", co)
@@ -149,6 +152,15 @@ def artist_connected_chain(n=4, size=0.5, spacing=0.6):
             h.rotation_euler = (-math.pi / 2, 0.0, 0.0)
     bpy.context.view_layer.update()
     return cubes[0], cubes[1:]
+
+
+def in_world(ob):
+    """Whether Blender's rigid body simulation of the current scene holds ``ob``: it is in the rigid body world's
+    collection (a body) or constraints collection (a constraint host). A bake takes baked objects out of both
+    and leaves their settings on them."""
+    w = bpy.context.scene.rigidbody_world
+    return w is not None and any(coll is not None and ob.name in coll.objects and coll.objects[ob.name] == ob
+                                 for coll in (w.collection, w.constraints))
 
 
 # ------------------------------------------------------------------ snapshots

@@ -12,7 +12,8 @@ bpy = pytest.importorskip("bpy")
 
 from addon import bake, mapping, ui  # noqa: E402
 from blender_rigs import (HINGE_ABOUT_X, armature, artist_chain, artist_connected_chain, artist_cube,  # noqa: E402
-                          artist_constraint, artist_pendulum, differences, fcurve_world, keys, scene_snapshot)
+                          artist_constraint, artist_pendulum, differences, fcurve_world, in_world, keys,
+                          scene_snapshot)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -53,7 +54,7 @@ def test_rigid_pendulum_plays_back_its_keys_at_every_frame_past_the_cache_end(ct
     top, bob = artist_pendulum(theta0=0.5)
     assert scene.rigidbody_world.enabled and scene.rigidbody_world.point_cache.frame_end == 250
     job = _bake(ctx)
-    assert bob.rigid_body is None and top.rigid_body is not None  # out of Bullet's hands; the passive cube stays
+    assert not in_world(bob) and in_world(top) and bob.rigid_body is not None  # out of Bullet's hands, settings kept
     err = _playback_error(scene, [(bob, "")], range(1, 961))
     print(f"pendulum: playback vs F-curves {err:.2e} over 960 frames")
     assert err < 1e-6
@@ -168,8 +169,8 @@ def test_bake_then_clear_restores_everything_bit_for_bit_also_after_save_and_rel
     scene.frame_set(1)  # before the cache range: Bullet has not moved anything (it is not ours to compare)
     before = scene_snapshot(scene, _all(scene))
     assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
-    assert bob.rigid_body is None and cubes[0].rigid_body is None and cubes[1].animation_data.action != user_action
-    assert scene.objects["hinge"].rigid_body_constraint is None  # taken out of Bullet's world with its bodies
+    assert not in_world(bob) and not in_world(cubes[0]) and cubes[1].animation_data.action != user_action
+    assert not in_world(scene.objects["hinge"])  # taken out of Bullet's world with its bodies
     scene.frame_set(33)  # the bodies are elsewhere now
     assert scene_snapshot(scene, _all(scene)) != before
     path = str(tmp_path / "baked.blend")
@@ -192,7 +193,7 @@ def test_rebake_replaces_the_bake_and_keeps_the_first_snapshot(ctx):
     assert bpy.ops.redmax.bake() == {"FINISHED"}
     scene.frame_end = 30
     assert bpy.ops.redmax.bake() == {"FINISHED"}  # a second bake starts from the unbaked scene
-    assert bob.rigid_body is None and len(keys(bob)[0][2]) == 30 * 8
+    assert not in_world(bob) and len(keys(bob)[0][2]) == 30 * 8
     assert sum(a.name.startswith(bake.BAKE_PREFIX) for a in bpy.data.actions) == 1
     scene.frame_end = 20
     assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
@@ -208,7 +209,7 @@ def test_cancelled_rebake_leaves_the_earlier_bake_as_it_was(ctx):
     job = bake.BakeJob(ctx)
     steps = job.steps()
     next(steps)
-    assert bob.rigid_body is not None  # simulating from the unbaked scene
+    assert in_world(bob)  # simulating from the unbaked scene
     job.abort()  # ESC
     assert not differences(baked, scene_snapshot(scene, _all(scene)))
 
@@ -432,7 +433,7 @@ def test_selected_only_bakes_the_selection_and_leaves_the_rest_in_the_simulation
     assert info["left_out"]["not selected (Selected Only): holds its place"] == ["other"]
     assert bpy.ops.redmax.bake() == {"FINISHED"}
     assert bob.redmax.is_baked and not other.redmax.is_baked
-    assert other.rigid_body is not None and other.animation_data is None
+    assert in_world(other) and other.animation_data is None
     assert scene_has_constraint_to(ctx.scene, other)
 
 
@@ -451,8 +452,8 @@ def test_selected_only_rebake_keeps_the_other_objects_bakes_and_clear_restores_a
         ob.select_set(ob == bob)
     scene.redmax.selected_only, scene.frame_end = True, 30
     assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
-    assert other.redmax.is_baked and keys(other) == other_keys and other.rigid_body is None
-    assert len(keys(bob)[0][2]) == 30 * 8 and bob.rigid_body is None
+    assert other.redmax.is_baked and keys(other) == other_keys and not in_world(other)
+    assert len(keys(bob)[0][2]) == 30 * 8 and not in_world(bob)
     assert sum(a.name.startswith(bake.BAKE_PREFIX) for a in bpy.data.actions) == 2
     scene.frame_set(1)
     assert bpy.ops.redmax.clear_bake() == {"FINISHED"}
@@ -473,7 +474,7 @@ def test_selected_only_names_the_joined_bodies_it_leaves_to_blender_and_skips_li
     assert all(c.redmax.is_baked for c in cubes[2:]) and not any(c.redmax.is_baked for c in cubes[:2])
     message = ctx.scene.redmax.last_message
     assert "Selected Only: 2 rigid bodies joined to the baked objects ('link1', 'link2')" in message
-    assert cubes[0].rigid_body is not None and cubes[1].rigid_body is not None  # left to Blender, as said
+    assert in_world(cubes[0]) and in_world(cubes[1])  # left to Blender, as said
 
 
 def scene_has_constraint_to(scene, ob):
@@ -541,7 +542,7 @@ def test_tutorial_hinge_chain_with_a_cable(addon_registered):
     assert bpy.ops.redmax.bake() == {"FINISHED"}, scene.redmax.last_message
     err = _playback_error(scene, [(ob, "") for ob in links], range(1, 301))  # 6. play back
     assert err < 1e-6
-    assert cube.rigid_body is not None and all(ob.rigid_body is None for ob in links)
+    assert in_world(cube) and all(not in_world(ob) for ob in links)
     scene.frame_set(300)
     end = np.array(links[-1].matrix_world.translation)
     cable = scene.redmax.links[0]
@@ -556,8 +557,8 @@ def test_tutorial_hinge_chain_with_a_cable(addon_registered):
     scene.frame_set(1)
     for ob, M in zip(links, built):
         np.testing.assert_array_equal(np.array(ob.matrix_world), M)
-        assert ob.rigid_body is not None and ob.rigid_body.type == "ACTIVE"
-    assert sum(h.rigid_body_constraint is not None for h in scene.objects) == 5
+        assert in_world(ob) and ob.rigid_body.type == "ACTIVE"
+    assert sum(h.rigid_body_constraint is not None and in_world(h) for h in scene.objects) == 5
 
 
 def test_constraint_hosted_by_the_baked_body_itself_comes_back(ctx):
@@ -571,7 +572,7 @@ def test_constraint_hosted_by_the_baked_body_itself_comes_back(ctx):
     scene.frame_set(1)  # (at the cache start Bullet rounds the pose: compare Bullet-placed with Bullet-placed)
     before = scene_snapshot(scene, _all(scene))
     job = _bake(ctx)
-    assert bob.rigid_body is None and bob.rigid_body_constraint is None
+    assert not in_world(bob) and bob.rigid_body_constraint is not None
     assert _playback_error(scene, _targets(job), range(1, 271)) < 1e-6
     scene.frame_set(1)
     assert bpy.ops.redmax.clear_bake() == {"FINISHED"}

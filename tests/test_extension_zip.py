@@ -1,6 +1,8 @@
 """The built linux-x64 extension zip installs into a fresh Blender user folder, enables, bakes
 the demo bridge and uninstalls (real ``bpy`` wheel, in a subprocess: bpy is imported once per
-process and the install changes Blender's user preferences)."""
+process and the install changes Blender's user preferences). The zip ships the PCG kernel groups
+compiled for the x86-64-v3 baseline: on a CPU that has it the bake compiles nothing and nothing is
+written beside the installed sources (the full set: ``scripts/first_use.py``, docs/kernels.md)."""
 import json
 import os
 import subprocess
@@ -45,6 +47,13 @@ cache = os.environ.get("NUMBA_CACHE_DIR", "")
 res["numba_cache"] = cache
 res["cached_kernels"] = sum(n.endswith(".nbi") for _, _, files in os.walk(cache) for n in files) if cache else 0
 repo_index = [r.module for r in bpy.context.preferences.extensions.repos].index("user_default")
+jit = sys.modules[mod + ".engine._jit"]
+res["kernels"] = jit.kernel_counts()
+res["shipped"] = jit.TARGET.shipped is not None
+res["describe"] = jit.describe()
+ext_dir = os.path.join(os.environ["BLENDER_USER_RESOURCES"], "extensions", "user_default", "redmax")
+res["cache_files_in_package"] = sorted(os.path.relpath(os.path.join(d, n), ext_dir) for d, _, files in os.walk(ext_dir)
+                                       for n in files if n.endswith((".nbi", ".nbc")) and "_shipped_kernels" not in d)
 res["uninstall"] = sorted(bpy.ops.extensions.package_uninstall(repo_index=repo_index, pkg_id="redmax"))
 res["gone"] = not os.path.isdir(os.path.join(os.environ["BLENDER_USER_RESOURCES"], "extensions", "user_default", "redmax"))
 res["ops_gone"] = not hasattr(bpy.types, "REDMAX_OT_bake")
@@ -55,7 +64,8 @@ json.dump(res, open(out, "w"))
 @pytest.fixture(scope="module")
 def linux_zip(tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
-    zips = build_extension.build(["--platforms", "linux-x64", "--split-platforms", "--output-dir", str(out)])
+    zips = build_extension.build(["--platforms", "linux-x64", "--split-platforms", "--output-dir", str(out),
+                                  "--kernel-groups", "pcg"])
     assert [z.name for z in zips] == ["redmax-0.1.0-linux_x64.zip"]
     return zips[0]
 
@@ -65,6 +75,9 @@ def test_zip_ships_engine_addon_and_wheels_but_no_tests(linux_zip):
     assert "__init__.py" in names and "blender_manifest.toml" in names
     assert any(n.startswith("engine/solvers/") for n in names) and any(n.startswith("addon/") for n in names)
     assert sorted(n.split("/")[1].split("-")[0] for n in names if n.startswith("wheels/")) == ["llvmlite", "numba"]
+    manifest = json.loads(zipfile.ZipFile(linux_zip).read("engine/_shipped_kernels/manifest.json"))
+    assert manifest["cpu_name"] == "x86-64-v3" and manifest["groups"] == ["pcg"] and manifest["python"] == "3.11"
+    assert sum(n.endswith(".nbi") for n in names) > 50
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "blend_scenes/", "docs/")) or "__pycache__" in n]
 
 
@@ -97,8 +110,13 @@ def test_zip_installs_enables_bakes_the_bridge_and_uninstalls(linux_zip, tmp_pat
     assert res["wheels_unpacked"] == ["llvmlite", "numba"] and res["jit"]
     assert res["demo"] == ["FINISHED"] and res["bake"] == ["FINISHED"], res["message"]
     assert res["frames"] == 24 and res["baked"] > 10
-    assert res["compile_now_in_preferences"] and res["warm_after_bake"]  # the first bake compiled (cold cache)
+    assert res["compile_now_in_preferences"] and res["warm_after_bake"]
+    if res["shipped"]:  # this CPU has the baseline: the shipped kernels served the whole bake
+        assert res["kernels"]["compiled"] == 0 and res["kernels"]["loaded_shipped"] > 0, res
+    else:
+        assert "lacks" in res["describe"] and res["kernels"]["compiled"] > 0, res
+    assert res["cache_files_in_package"] == []
     assert res["uninstall"] == ["FINISHED"] and res["gone"] and res["ops_gone"]
     # compiled kernels went to the extension's user folder, not beside the installed sources
     assert Path(res["numba_cache"]) == user / "extensions" / ".user" / "user_default" / "redmax" / "numba_cache"
-    assert res["cached_kernels"] > 10
+    assert res["cached_kernels"] > 10 or res["shipped"]

@@ -12,7 +12,7 @@ from engine import _jit
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not _jit.JIT_ENABLED, reason="numba is off")
 
-PROBE = "import numba, engine, engine._jit as j; print(numba.config.CACHE_DIR); print(j.source_digest())"
+PROBE = "import engine, engine._jit as j; print(j.cache_folder()); print(j.source_digest())"
 
 
 def _probe(cache: Path, root: Path = ROOT):

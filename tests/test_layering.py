@@ -14,8 +14,8 @@ MAX_LINES = 600
 # lowest first; a module belongs to the layer of the longest prefix it matches (a module or a package);
 # a module no layer names (a new top-level tool) belongs to the top layer, "apps"
 LAYERS = (
-    ("core", ("engine._jit", "engine.errors", "engine.geometry", "engine.spatial", "engine.joints",
-              "engine.conjugate_gradient", "engine.output_paths")),
+    ("core", ("engine._jit", "engine._kernel_store", "engine._kernel_cache", "engine._lazy", "engine.errors",
+              "engine.geometry", "engine.spatial", "engine.joints", "engine.conjugate_gradient", "engine.output_paths")),
     ("model", ("engine.model", "engine.algorithms", "engine.integrators", "engine.energy", "engine.random_tree",
                "engine.urdf")),
     ("parts", ("engine.forces", "engine.contact", "engine.maximal", "engine.control")),

@@ -103,6 +103,7 @@ class Timeline:
     poses: dict = field(default_factory=dict)
     simulated: dict = field(default_factory=dict)
     fields: dict = field(default_factory=dict)  # force field name → its numbers per frame (``fields.FieldSampler``)
+    read: bool = False  # whether sampling changed the frame (``build.sample_timeline``)
 
     def release_time(self, name):
         """Simulation time (s) of the last frame before the first at which Blender simulates object ``name``

@@ -22,11 +22,13 @@ def build(context, objects=None, timeline=None) -> Mapping:
     return build_scene(context.scene, context.evaluated_depsgraph_get(), objects, timeline)
 
 
-def build_scene(bscene, depsgraph, objects=None, timeline=None) -> Mapping:
-    """``build`` for a scene and its evaluated depsgraph (as frame-change handlers receive them)."""
+def build_scene(bscene, depsgraph, objects=None, timeline=None, contact_shapes=True) -> Mapping:
+    """``build`` for a scene and its evaluated depsgraph (as frame-change handlers receive them);
+    ``contact_shapes=False`` gives the bodies no contact shapes unless the ground collides (a simulation without
+    contact reads none: the bake skips making them)."""
     settings = bscene.redmax
     objects = list(bscene.objects if objects is None else objects)
-    b = Builder((0.0, 0.0, 0.0))
+    b = Builder((0.0, 0.0, 0.0), contact_shapes or settings.collide_with_ground)
     gravity, frame_time = world_settings(b, bscene)
     b.mb = engine.ModelBuilder(gravity=gravity)
     timeline = timeline if timeline is not None else anchors.still(frame_time)
@@ -71,8 +73,9 @@ def build_scene(bscene, depsgraph, objects=None, timeline=None) -> Mapping:
             scene.add_motor(**spec)
         except engine.ModelError as err:
             raise MappingError(f"{what}: {err}") from None
+    scene_objects = set(bscene.objects)
     for link in settings.links:
-        add_link(scene, bscene, link, b.targets, partial=objects is not None)
+        add_link(scene, bscene, link, b.targets, scene_objects, partial=objects is not None)
     try:  # a demo's car
         loads.add_moving_loads(objects, scene, {t.object.name: n for n, t in b.targets.items() if not t.bone and t.keyed})
         add_fields(b, scene, bscene, b.targets, timeline)
@@ -114,15 +117,23 @@ def _kind(ob) -> str:
     return "a passive rigid body" if ob.rigid_body is not None and ob.rigid_body.type == "PASSIVE" else "a mesh"
 
 
-def sample_timeline(bscene, objects, frames, frame_time: float):
+def sample_timeline(bscene, objects, frames, frame_time: float, samplers=()):
     """What a bake of ``objects`` over ``frames`` needs from Blender's animation, read frame by frame before
     the mapping (``anchors.Timeline``): the moving anchors' poses, the rigid bodies' simulated flags, the
-    force fields' numbers. frame_time: simulated seconds per frame."""
+    force fields' numbers, and what the ``samplers`` (callables of the frame's index) read. frame_time:
+    simulated seconds per frame. Each frame is read once (one frame change), the first (the simulation's
+    start) last, so that the scene is there for the mapping when the pass ends (``timeline.read``: whether
+    the frame changed at all: not when nothing moves, follows or is driven)."""
     frames = list(frames)
     sampler = FieldSampler(bscene, len(frames))
-    timeline = anchors.sample(bscene, anchors.anchor_keys(bscene, list(objects)), frames, frame_time,
-                              [sampler] if sampler.objects else [])
+    natural = [(lambda k, s=s: s((k + 1) % len(frames))) for s in ([sampler] if sampler.objects else []) + list(samplers)]
+    keys = anchors.anchor_keys(bscene, list(objects))
+    timeline = anchors.sample(bscene, keys, frames[1:] + frames[:1], frame_time, natural)
+    timeline.frames = frames  # (back to the frames' order: the start first)
+    timeline.poses = {k: np.roll(v, 1, axis=0) for k, v in timeline.poses.items()}
+    timeline.simulated = {k: np.roll(v, 1) for k, v in timeline.simulated.items()}
     timeline.fields = sampler.samples
+    timeline.read = bool(keys or natural)
     return timeline
 
 

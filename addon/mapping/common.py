@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .._engine import engine
+from .._engine import engine, geometry
 
 WORLD = -1
 AXES = np.eye(3)
@@ -72,11 +72,11 @@ def check_matrix(W, what: str) -> None:
     W = np.asarray(W, float)
     if not np.isfinite(W).all():
         raise MappingError(f"{what}: non-finite transform (scale, rotation or location is NaN or infinite)")
-    scale = np.linalg.norm(W[:3, :3], axis=0)
+    scale = np.sqrt((W[:3, :3] ** 2).sum(axis=0))
     if scale.min() < MIN_SCALE * max(1.0, scale.max()):
         raise MappingError(f"{what}: zero scale on its local {'XYZ'[int(np.argmin(scale))]} axis; "
                            "give it a non-zero scale")
-    if np.linalg.det(W[:3, :3]) < 0:
+    if geometry.det3(W[:3, :3]) < 0:
         raise MappingError(f"{what}: negative scale (mirrored object); apply the scale or make it positive")
 
 
@@ -84,7 +84,7 @@ def rigid_part(W):
     """(R, p): the rotation (scale and shear removed by polar decomposition) and translation of W."""
     U, _, Vt = np.linalg.svd(W[:3, :3])
     R = U @ Vt
-    if np.linalg.det(R) < 0:
+    if geometry.det3(R) < 0:
         raise MappingError("negative scale (mirrored object)")
     return R, W[:3, 3].copy()
 
@@ -101,8 +101,9 @@ def frame_in(parent_R, parent_p, R, p):
 class Builder:
     """Collects bodies in parent-first order with their world link frames."""
 
-    def __init__(self, gravity):
+    def __init__(self, gravity, contact_shapes=True):
         self.mb = engine.ModelBuilder(gravity=gravity)
+        self.contact_shapes = contact_shapes  # False: bodies get none (nothing will collide)
         self.frames = {}     # body name → (R, p) link frame at the start
         self.targets = {}    # body name → Target
         self.joint_springs = []  # (joint, stiffness, damping (numbers or per dof), what)
@@ -133,7 +134,7 @@ class Builder:
         com = R.T @ (com_world - p)
         inertia = R.T @ inertia_world @ R
         shape = None
-        if shape_world is not None:
+        if shape_world is not None and self.contact_shapes:
             shape = dict(shape_world)
             if "center" in shape:
                 shape["center"] = R.T @ (np.asarray(shape["center"], float) - p)

@@ -3,21 +3,21 @@ objects or pose bones; an end on an object that is not simulated is anchored in 
 anchor body when Blender moves it (``anchors``; ``build.add_link_anchors`` adds those first)."""
 from __future__ import annotations
 
-import bpy
 import numpy as np
 
 from .._engine import engine
-from .common import WORLD, MappingError, check_matrix, in_scene, matrix, rigid_part
+from .common import WORLD, MappingError, check_matrix, matrix, rigid_part
 
 
-def _end(bscene, link, which, targets):
-    """(engine body or WORLD, world point at the start) of one end of a link."""
+def _end(bscene, link, which, targets, scene_objects):
+    """(engine body or WORLD, world point at the start) of one end of a link; ``scene_objects``: the set of
+    ``bscene``'s objects."""
     ob, bone, point = ((link.object_a, link.bone_a, link.point_a) if which == "a"
                        else (link.object_b, link.bone_b, link.point_b))
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
-    if ob is None or ob.name not in bpy.data.objects:
+    if ob is None:  # (removed from the file: Blender empties the pointer)
         raise MappingError(f"{what}: object {which.upper()} is missing (deleted?)")
-    if not in_scene(bscene, ob):
+    if ob not in scene_objects:
         raise MappingError(f"{what}: object {which.upper()} '{ob.name}' is not in the scene (deleted?)")
     check_matrix(matrix(ob.matrix_world), f"{what}: object {which.upper()} '{ob.name}'")
     local = np.array([*point, 1.0])
@@ -31,12 +31,12 @@ def _end(bscene, link, which, targets):
     return (name if name in targets else WORLD), (W @ local)[:3], W
 
 
-def add_link(scene, bscene, link, targets, partial=False):
+def add_link(scene, bscene, link, targets, scene_objects, partial=False):
     """Add one cable, spring or loop closure; ``partial`` (a *Selected Only* bake): a link between two
     objects that are not simulated holds with them and is left out."""
     what = f"{'loop closure' if link.kind == 'CLOSURE' else link.kind.lower()} '{link.name}'"
-    a, pa, Wa = _end(bscene, link, "a", targets)
-    bb, pb, _ = _end(bscene, link, "b", targets)
+    a, pa, Wa = _end(bscene, link, "a", targets, scene_objects)
+    bb, pb, _ = _end(bscene, link, "b", targets, scene_objects)
     if not any(end != WORLD and targets[end].keyed for end in (a, bb)):  # (anchors are not simulated)
         if partial:
             return

@@ -4,11 +4,13 @@ closures; MOTOR constraints motors; mass from the mesh; what Blender moves by an
 (``anchors``); the per-body and per-constraint settings of ``rigid_settings``."""
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from .._engine import engine, geometry
 from . import anchors, rigid_settings
-from .common import WORLD, MappingError, Target, check_matrix, in_scene, matrix, rigid_part
+from .common import WORLD, MappingError, Target, check_matrix, matrix, rigid_part
 from .constraint_joints import JOINT_TYPES, closable_kind, constraint_parts
 
 CONNECTOR_MASS = 1e-6  # of the child's mass: the bodies between a chain's joints (a GENERIC's slides) weigh nothing
@@ -20,23 +22,14 @@ def _object_mass(ob, density, depsgraph):
     W = matrix(ob.matrix_world)
     override = ob.redmax.mass if ob.redmax.mass > 0 else (ob.rigid_body.mass if ob.rigid_body else 0.0)
     if ob.type == "MESH":
-        ev = ob.evaluated_get(depsgraph)
-        mesh = ev.to_mesh()
-        try:
-            mesh.calc_loop_triangles()
-            n, m = len(mesh.vertices), len(mesh.loop_triangles)
-            co = np.empty(3 * n)
-            mesh.vertices.foreach_get("co", co)
-            tris = np.empty(3 * m, dtype=np.int32)
-            mesh.loop_triangles.foreach_get("vertices", tris)
-        finally:
-            ev.to_mesh_clear()
-        extent = np.ptp(co.reshape(n, 3), axis=0) if n else np.zeros(3)
+        co, tris = _mesh_triangles(ob, depsgraph)
+        n, m = len(co), len(tris)
+        extent = co.max(axis=0) - co.min(axis=0) if n else np.zeros(3)
         if m == 0 or extent.min() <= 1e-9 * max(1.0, extent.max()):
             raise MappingError(f"{what}: its mesh is degenerate (zero volume: flat, a line or empty); "
                                "give it thickness")
-        world = co.reshape(n, 3) @ W[:3, :3].T + W[:3, 3]
-        if np.linalg.det(W[:3, :3]) < 0:
+        world = co @ W[:3, :3].T + W[:3, 3]
+        if geometry.det3(W[:3, :3]) < 0:
             tris = tris.reshape(m, 3)[:, ::-1]
         try:
             mp = geometry.mesh_mass_properties(world, tris, density)
@@ -50,6 +43,57 @@ def _object_mass(ob, density, depsgraph):
     if override <= 0:
         raise MappingError(f"{what}: has no mesh to compute its mass from; set a RedMax mass")
     return override, W[:3, 3].copy(), np.eye(3) * (0.4 * override * 0.05**2)  # small sphere
+
+
+def _mesh_triangles(ob, depsgraph):
+    """(vertices (n, 3) in the object's frame, triangles (m, 3)) of the object's evaluated mesh."""
+    ev = ob.evaluated_get(depsgraph)
+    mesh = ev.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        n, m = len(mesh.vertices), len(mesh.loop_triangles)
+        co = np.empty(3 * n)
+        mesh.vertices.foreach_get("co", co)
+        tris = np.empty(3 * m, dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+    finally:
+        ev.to_mesh_clear()
+    return co.reshape(n, 3), tris.reshape(m, 3)
+
+
+def _masses_at_once(objects, density, depsgraph) -> tuple:
+    """({object: ``_object_mass``}, {object: local bounding box (lo (3,), hi (3,))}) for the meshes among
+    ``objects`` that give a volume, from one read of each mesh and computed for all of them in one pass
+    (``geometry.mesh_mass_properties_many``); the others are left to ``_object_mass`` and its messages, in the
+    order the tree places them."""
+    items, vertices, triangles, bounds, offset = [], [], [], {}, 0
+    for ob in objects:
+        if ob.type != "MESH":
+            continue
+        W = matrix(ob.matrix_world)
+        co, tris = _mesh_triangles(ob, depsgraph)
+        if not len(tris) or not np.isfinite(W).all() or not np.isfinite(co).all():
+            continue
+        lo, hi = co.min(axis=0), co.max(axis=0)
+        bounds[ob] = (lo, hi)  # (what ``bound_box`` gives for the evaluated mesh)
+        extent = hi - lo
+        if extent.min() <= 1e-9 * max(1.0, extent.max()):
+            continue
+        vertices.append(co @ W[:3, :3].T + W[:3, 3])
+        triangles.append((tris[:, ::-1] if geometry.det3(W[:3, :3]) < 0 else tris) + offset)
+        offset += len(co)
+        items.append(ob)
+    if not items:
+        return {}, bounds
+    mass, com, inertia, _ = geometry.mesh_mass_properties_many(np.concatenate(vertices), np.concatenate(triangles),
+                                                               [len(t) for t in triangles], density)
+    out = {}
+    for k, ob in enumerate(items):
+        if np.isfinite(mass[k]):
+            override = ob.redmax.mass if ob.redmax.mass > 0 else (ob.rigid_body.mass if ob.rigid_body else 0.0)
+            scale = override / mass[k] if override > 0 else 1.0
+            out[ob] = (float(mass[k] * scale), com[k], inertia[k] * scale)
+    return out, bounds
 
 
 def _object_shape(ob):
@@ -68,6 +112,55 @@ def _object_shape(ob):
     if not ob.redmax.collide:
         shape["collide"] = False
     return shape
+
+
+def _polar_rotations(A):
+    """Rotations (k, 3, 3) of the polar decompositions of A (k, 3, 3) (``rigid_part``, all at once) and whether
+    each is proper (not mirrored)."""
+    U, _, Vt = np.linalg.svd(A)
+    R = U @ Vt
+    return R, np.linalg.det(R) > 0
+
+
+def _shapes_at_once(objects, bounds) -> dict:
+    """{object: ``_object_shape``} for the ``objects`` with a finite, unmirrored matrix, all at once (their
+    rotations in one decomposition; ``bounds``: the local bounding boxes of meshes already read); the others
+    are left to ``_object_shape``."""
+    obs, Ws, boxes = [], [], []
+    for ob in objects:
+        W = matrix(ob.matrix_world)
+        box = bounds[ob] if ob in bounds else [tuple(c) for c in ob.bound_box]
+        if len(box) in (2, 8) and np.isfinite(W).all():
+            obs.append(ob)
+            Ws.append(W)
+            boxes.append(np.array(box, dtype=float).reshape(-1, 3))
+    if not obs:
+        return {}
+    W = np.array(Ws)
+    lo, hi = np.array([b.min(axis=0) for b in boxes]), np.array([b.max(axis=0) for b in boxes])
+    size = (hi - lo) * np.linalg.norm(W[:, :3, :3], axis=1)  # scale along the objects' own axes
+    R, proper = _polar_rotations(W[:, :3, :3])
+    center = np.einsum("kij,kj->ki", W[:, :3, :3], 0.5 * (lo + hi)) + W[:, :3, 3]
+    out: dict = {}
+    for k, ob in enumerate(obs):
+        if not proper[k]:
+            continue
+        if not np.all(size[k] > 1e-9):
+            out[ob] = None
+            continue
+        out[ob] = {"type": "box", "size": size[k], "center": center[k], "rotation": R[k]}
+        if not ob.redmax.collide:
+            out[ob]["collide"] = False
+    return out
+
+
+def _frames_at_once(hosts) -> dict:
+    """{host: ``rigid_part`` of its world matrix} for the ``hosts`` (checked by ``constraint_hosts``), all at once."""
+    if not hosts:
+        return {}
+    W = np.array([matrix(h.matrix_world) for h in hosts])
+    R, proper = _polar_rotations(W[:, :3, :3])
+    return {h: (R[k], W[k, :3, 3].copy()) for k, h in enumerate(hosts) if proper[k]}
 
 
 class LiveRig:
@@ -116,13 +209,14 @@ def constraint_hosts(bscene, objects, rig=LiveRig):
     """The enabled Rigid Body Constraint hosts among ``objects`` (constraints read by ``rig``), checked: both
     ends set and in the scene (an object deleted with X stays alive through the pointer), a usable host frame."""
     hosts = [ob for ob in objects if rig.constraint(ob) is not None and rig.constraint(ob).enabled]
+    scene_objects = set(bscene.objects)  # (one pass: ``in_scene`` per end would scan the scene each time)
     for h in hosts:
         c = rig.constraint(h)
         what = f"rigid body constraint on '{h.name}'"
         for i, o in enumerate((c.object1, c.object2), 1):
             if o is None:
                 raise MappingError(f"{what}: needs both objects (object {i} is empty)")
-            if not in_scene(bscene, o):
+            if o not in scene_objects:
                 raise MappingError(f"{what}: object {i} '{o.name}' is not in the scene (deleted?)")
         check_matrix(matrix(h.matrix_world), what)
     return hosts
@@ -167,6 +261,13 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, timeline
                  "bake does not simulate collisions yet")
         dynamic.remove(ob)
     dynamic_set, placed, used = set(dynamic), set(), set()
+    masses, bounds = _masses_at_once(dynamic, density, depsgraph)  # (all at once; errors wait for ``place``)
+    shapes, frames = _shapes_at_once(dynamic, bounds) if b.contact_shapes else {}, _frames_at_once(edges)
+    incident: dict = {}  # object → the constraint hosts at it, in ``edges`` order
+    for h in edges:
+        c = h.rigid_body_constraint
+        for o in dict.fromkeys((c.object1, c.object2)):
+            incident.setdefault(o, []).append(h)
 
     def mass_of(ob):
         return _object_mass(ob, density, depsgraph) if ob.type == "MESH" else None
@@ -180,16 +281,16 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, timeline
 
     def place(ob, parent_ob, host):
         check_matrix(matrix(ob.matrix_world), f"object '{ob.name}'")
-        mass, com, inertia = _object_mass(ob, density, depsgraph)
+        mass, com, inertia = masses[ob] if ob in masses else _object_mass(ob, density, depsgraph)
         target = Target(ob.name, ob, "", matrix(ob.matrix_world))
-        shape = _object_shape(ob)
+        shape = None if not b.contact_shapes else shapes[ob] if ob in shapes else _object_shape(ob)
         if host is None:  # free-floating root: link frame = the object's frame
             R, p = rigid_part(target.world0)
             b.add(ob.name, target, WORLD, "free", R, p, (0, 0, 1), mass, com, inertia, shape_world=shape)
         else:
             c = host.rigid_body_constraint
             parts = constraint_parts(c, flip=ob == c.object1)
-            R, p = rigid_part(matrix(host.matrix_world))  # (the host's matrix was checked in constraint_hosts)
+            R, p = frames[host] if host in frames else rigid_part(matrix(host.matrix_world))  # (checked in constraint_hosts)
             parent = parent_ob.name if parent_ob is not None else WORLD
             parent = b.anchor_bodies.get(parent_ob, parent)
             for k, part in enumerate(parts):
@@ -211,12 +312,12 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, timeline
         placed.add(ob)
 
     def grow(roots):  # breadth first from bodies (or world objects) already placed
-        queue = list(roots)
+        queue = collections.deque(roots)
         while queue:
-            cur = queue.pop(0)
-            for h in edges:
+            cur = queue.popleft()
+            for h in incident.get(cur, ()):
                 c = h.rigid_body_constraint
-                if h in used or cur not in (c.object1, c.object2):
+                if h in used:
                     continue
                 other = c.object2 if c.object1 == cur else c.object1
                 if other in dynamic_set and other not in placed:
@@ -227,8 +328,8 @@ def add_rigid_objects(b, bscene, objects, density, depsgraph, closures, timeline
     world_ends = dict.fromkeys(o for h in edges for o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
                                if o not in dynamic_set)
     for o in world_ends:  # moving anchors first: the chains that hang from them grow from their bodies
-        if any(x in dynamic_set for h in edges for x in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)
-               if o in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)):
+        if any(x in dynamic_set for h in incident.get(o, ())
+               for x in (h.rigid_body_constraint.object1, h.rigid_body_constraint.object2)):
             name = anchor_of(o)
             if name is not None:
                 b.anchor_bodies[o] = name

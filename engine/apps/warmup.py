@@ -23,17 +23,18 @@ solve with a bound reached; ``body_damping`` likewise. ``compile_kernels(...,
 **scene_facts(scene))`` then compiles what that scene's bake runs.
 
 ``is_warm`` answers "would the first step compile?" without compiling: a stamp
-file in numba's cache directory lists the kernels (and signatures) the last
-complete warm-up compiled, and each kernel's cache index must still hold those
-signatures for the current source (numba drops an index whose source file
+file in the user kernel cache (and one in the shipped kernels, when this process
+uses them: docs/kernels.md) lists the kernels (and signatures) a complete warm-up
+compiled, and each kernel's cache index must still hold those signatures for the
+current source and this process's CPU target (numba drops an index whose source file
 changed). No stamp, a changed engine source tree, or any missing entry means cold.
+``api_group`` compiles the public algorithms (not part of a bake) for the shipped kernels.
 
     warm = is_warm("pcg", **scene_facts(scene))
     compile_kernels("pcg", **scene_facts(scene), progress=lambda done, total, name: print(done, total, name))
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -191,6 +192,34 @@ def _contact(solver: str, method: str, body_damping: bool | None = None, forces:
     return _step(scene, solver, contact_method=method, contact_options={"margin": 0.1})
 
 
+def _dynamics_api() -> None:
+    """The public algorithms as the README's API example calls them (``aba``, ``rnea``, ``crba``, ``minv``,
+    ``bias_forces``, ``ltdl``/``ltdl_solve``) and ``spd`` by each method, on a floating binary tree."""
+    from .. import algorithms
+    from ..control import spd
+    from ..control.spd import METHODS
+    from ..random_tree import random_configuration, random_tree
+
+    model = random_tree(5, branching="binary", seed=1, floating_base=True)
+    q, qd = random_configuration(model, np.random.default_rng(0))
+    qdd = algorithms.aba(model, q, qd, np.zeros(model.nv))
+    algorithms.rnea(model, q, qd, qdd)
+    algorithms.bias_forces(model, q, qd)
+    M = algorithms.crba(model, q)
+    algorithms.minv(model, q)
+    algorithms.ltdl_solve(model, algorithms.ltdl(model, M), qdd)
+    for method in METHODS:
+        spd(model, q, qd, q, 10.0, 1.0, 0.01, method=method)
+
+
+API_GROUP = "dynamics API: aba, rnea, crba, minv, spd"
+
+
+def api_group() -> KernelGroup:
+    """The public algorithms' kernels (``_dynamics_api``): not part of any bake, shipped for the Python API."""
+    return KernelGroup(API_GROUP, _dynamics_api)
+
+
 def scene_facts(scene: Scene) -> dict:
     """The facts about ``scene`` that decide which kernels its bake compiles, as keywords of
     ``kernel_groups``/``compile_kernels``/``is_warm``: {"contact", "closures", "limits", "body_damping"}
@@ -250,20 +279,21 @@ def _check_solver(solver: str) -> str:
 
 # ---------------------------------------------------------------- cache state
 def cache_dir() -> Path:
-    """Where the stamp lives: numba's NUMBA_CACHE_DIR when set, else the engine's ``__pycache__``
-    (where numba caches the kernels by default)."""
-    if _jit.HAVE_NUMBA and _jit._numba.config.CACHE_DIR:
-        return Path(_jit._numba.config.CACHE_DIR)
-    return _ROOT / "__pycache__"
+    """Where this process writes the stamp: the user kernel cache folder (``_jit.cache_folder()``), or
+    the engine's ``__pycache__`` without numba."""
+    return _jit.cache_folder() or _ROOT / "__pycache__"
+
+
+def _stamp_dirs() -> list[Path]:
+    """Folders whose stamps count: the shipped kernels' (when this process uses them), then the user cache's."""
+    shipped = _jit.TARGET.shipped if _jit.TARGET is not None else None
+    return ([shipped] if shipped is not None else []) + [cache_dir()]
 
 
 def _source_key() -> str:
-    """Hash of the engine's source files (path, size, mtime): a changed tree needs a new warm-up."""
-    h = hashlib.sha1(f"{sys.version_info[:2]} numba {_jit.NUMBA_VERSION}".encode())
-    for path in sorted(_ROOT.rglob("*.py")):
-        st = path.stat()
-        h.update(f"{path.relative_to(_ROOT)} {st.st_size} {st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+    """The engine's source digest (file contents, Python's and numba's versions): a changed tree needs a new
+    warm-up. Content, not modification times: a shipped stamp must hold wherever the package is unpacked."""
+    return _jit.source_digest()
 
 
 def _stamp_key(solver: str, contact: bool, contact_method: str, closures: bool | None = None,
@@ -287,7 +317,8 @@ def _covering_keys(solver, contact, contact_method, closures, limits, body_dampi
 
 
 def _dispatchers():
-    """{"module:name": dispatcher} of every numba kernel at module level in the engine package."""
+    """{"module:name": dispatcher} of every numba kernel at module level in the engine package; the module
+    relative to the package ("algorithms.aba:aba_flat"), so a stamp holds inside Blender's extension too."""
     from numba.core.dispatcher import Dispatcher
 
     found = {}
@@ -296,22 +327,23 @@ def _dispatchers():
             continue
         for attr, value in list(vars(mod).items()):
             if isinstance(value, Dispatcher) and getattr(value, "__module__", mod_name) == mod_name:
-                found[f"{mod_name}:{attr}"] = value
+                found[f"{mod_name[len(_PACKAGE) + 1:]}:{attr}"] = value
     return found
 
 
 def _cached_signatures(dispatcher) -> set:
-    """Signatures (as text) in the dispatcher's on-disk index for its current source, or empty."""
+    """Signatures (as text) this process would load from disk (shipped or user cache) for ``dispatcher``."""
     cache = getattr(dispatcher, "_cache", None)
-    cache_file = getattr(cache, "_cache_file", None)
-    if cache_file is None:
+    if not hasattr(cache, "cached_signatures"):
         return set()
-    return {str(key[0]) for key in cache_file._load_index()}
+    from numba.core.registry import cpu_target
+
+    return cache.cached_signatures(cpu_target.target_context.codegen())
 
 
-def _read_stamp() -> dict:
+def _read_stamp(folder: Path | None = None) -> dict:
     try:
-        return json.loads((cache_dir() / STAMP_NAME).read_text(encoding="utf-8"))
+        return json.loads(((folder or cache_dir()) / STAMP_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 
@@ -324,12 +356,15 @@ def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str =
     if not _jit.JIT_ENABLED:
         return True
     solver = _check_solver(solver)
-    stamp = _read_stamp()
-    if stamp.get("source") != _source_key():
-        return False
-    groups = stamp.get("groups", {})
-    return any(groups.get(key) and _entry_cached(groups[key])
-               for key in _covering_keys(solver, contact, contact_method, closures, limits, body_damping))
+    keys = _covering_keys(solver, contact, contact_method, closures, limits, body_damping)
+    for folder in _stamp_dirs():
+        stamp = _read_stamp(folder)
+        if stamp.get("source") != _source_key():
+            continue
+        groups = stamp.get("groups", {})
+        if any(groups.get(key) and _entry_cached(groups[key]) for key in keys):
+            return True
+    return False
 
 
 def _entry_cached(entry: dict) -> bool:
@@ -339,7 +374,7 @@ def _entry_cached(entry: dict) -> bool:
     try:
         for name, sigs in entry.items():
             mod_name, attr = name.split(":")
-            disp = getattr(importlib.import_module(mod_name), attr)
+            disp = getattr(importlib.import_module(f"{_PACKAGE}.{mod_name}"), attr)
             if not set(sigs) <= _cached_signatures(disp):
                 return False
     except Exception:  # a renamed kernel, an unreadable index: compile again
