@@ -230,6 +230,7 @@ class EnergyGuard:
         self._energy_terms = {}  # energy_terms' entry points by the point forces' count (0 or more: two types)
         self._power = 0.0  # the dampers' power at the last (q, q̇) ``kinetic_and_potential`` was asked for
         self._kinematics = None  # (X0_E, X0_r) at the last step's q⁺ (RedMax)
+        self._point_force_energy = {}  # point_force_energy's entry points (no point forces / some)
         self.budget = None  # J: the most energy the scene may have now ("hold": the energy it should have)
         self.start_energy = None  # J: E(q, q̇) at the start of the last step
         # (bytes of q⁺, q̇⁺ and the control's arrays, the arrays (for dtype and shape), E⁺) of the last step:
@@ -303,7 +304,7 @@ class EnergyGuard:
         elif same_state and self._kinematics is not None:  # only the control's potentials changed (the last step's
             # control rebuilt from its bytes: a scene hands out its rest pose and loads in arrays it may reuse)
             old = [np.frombuffer(b, a.dtype).reshape(a.shape) for b, a in zip(last[0], last[1])]
-            e0 = last[2] + self._control_potential(arrays) - self._control_potential(old)
+            e0 = last[2] + self._control_change(arrays, old, now, last[0])
         elif energies is not None and np.isfinite(energies[0]):
             e0 = float(energies[0])
         else:
@@ -315,20 +316,28 @@ class EnergyGuard:
             budget += e0 - last[2]
         return e0, budget, arrays
 
-    def _control_potential(self, arrays):
-        """The potentials a control sets at the last step's end (J): its point forces' −Σ f·x, on that state's link
-        poses (kept by ``apply``), and the joint springs' ½ Σ K_r (q ⊖ q_rest)² (arrays: [q, q̇, joint_rest, point
-        forces' body, point, force], as ``_start`` builds them)."""
-        X0_E, X0_r = self._kinematics
-        body, point, force = (np.ascontiguousarray(a) for a in arrays[3:6])
-        energy = point_force_energy(X0_E, X0_r, body.astype(np.int64).reshape(-1), point.astype(float).reshape(-1, 3),
-                                    force.astype(float).reshape(-1, 3))
-        if self._spring_v.shape[0]:
-            position_error(self.s.model.tree, np.ascontiguousarray(arrays[0], float), self._zero_v,
-                           np.ascontiguousarray(arrays[2], float), 0.0, self._difference)
-            d = self._difference[self._spring_v]
-            energy += 0.5 * float(self._stiffness[self._spring_v] @ (d * d))
-        return float(energy)
+    def _control_change(self, arrays, old, now, before):
+        """V(new control) − V(old control) at the last step's end (J): the point forces' −Σ f·x on that state's link
+        poses (kept by ``apply``) where they changed, the joint springs' ½ Σ K_r (q ⊖ q_rest)² where the rest pose
+        changed (arrays, old: [q, q̇, joint_rest, point forces' body, point, force]; now, before: their bytes)."""
+        change = 0.0
+        if now[3:] != before[3:]:
+            X0_E, X0_r = self._kinematics
+            for sign, a in ((1.0, arrays), (-1.0, old)):
+                body = np.asarray(a[3], dtype=np.int64).reshape(-1)
+                args = (X0_E, X0_r, body, np.asarray(a[4], dtype=float).reshape(-1, 3),
+                        np.asarray(a[5], dtype=float).reshape(-1, 3))
+                key = len(body) > 0
+                if key not in self._point_force_energy:
+                    self._point_force_energy[key] = compiled_for(point_force_energy, args)
+                change += sign * self._point_force_energy[key](*args)
+        if now[2] != before[2] and self._spring_v.shape[0]:
+            for sign, a in ((1.0, arrays), (-1.0, old)):
+                position_error(self.s.model.tree, np.ascontiguousarray(a[0], float), self._zero_v,
+                               np.ascontiguousarray(a[2], float), 0.0, self._difference)
+                d = self._difference[self._spring_v]
+                change += sign * 0.5 * float(self._stiffness[self._spring_v] @ (d * d))
+        return float(change)
 
     def _spent(self, qd_new, power, impulse_loss):
         """What the step's physics takes from the budget (J): "hold" every damper at the step's rates, h q̇⁺ᵀ D q̇⁺,
