@@ -242,6 +242,7 @@ class RedMaxStepper:
         self._history = History()  # BDF2's previous step
         self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
         self._stages_near = False  # the last solve's contact or limit stage had rows (solve)
+        self._zero_v = np.zeros(model.nv)
         self._closure_solve = ClosureSolve(self)
         self._solve_step = h  # the h of r = h D_r + h² K_r in the system buffer
         self._q_solve, self._v_solve = np.zeros(model.nq), np.zeros(model.nv)  # BDF2's extrapolated state (kernel)

@@ -33,7 +33,9 @@ import math
 import numpy as np
 
 from ...errors import SimulatorOptionError
-from ...integrators import configuration_difference, integrate, integrate_kernel, position_error
+from ..._jit import compiled_for
+from ...integrators import configuration_difference, integrate
+from .redmax_step import bdf2_start_flat
 
 INTEGRATORS = ("euler", "bdf2", "tr-bdf2", "blend")
 DEFAULT_POLICY = {"euler": "cap", "bdf2": "hold", "tr-bdf2": "hold", "blend": "hold"}
@@ -84,14 +86,17 @@ class History:
             self.reset()
 
 
-def bdf2_solve_state(model, q, qd, q_prev, qd_prev):
-    """(q̃, q̇̃) = (q ⊕ (q ⊖ q⁻)/3, (4 q̇ − q̇⁻)/3): BDF2's step as an Euler step of 2h/3 from there (the kernels
-    without ``integrate``'s input checks: q and q⁻ are the stepper's own)."""
-    step = np.empty(model.nv)
-    position_error(model.tree, q, np.zeros(model.nv), q_prev, 0.0, step)
-    q_solve = np.array(q, dtype=float)
-    integrate_kernel(model.joint_type, model.q_start, model.v_start, q_solve, step, 1.0 / 3.0, q_solve)
-    return q_solve, (4.0 * qd - qd_prev) / 3.0
+def bdf2_solve_state(st, q, qd, q_prev, qd_prev):
+    """(q̃, q̇̃) = (q ⊕ (q ⊖ q⁻)/3, (4 q̇ − q̇⁻)/3): BDF2's step as an Euler step of 2h/3 from there
+    (``redmax_step.bdf2_start`` on the stepper's FlatModel, through its compiled entry point)."""
+    q_solve, v_solve = np.empty(st.model.nq), np.empty(st.model.nv)
+    args = (st._flat.ints, st._flat.floats, np.ascontiguousarray(q, float), np.ascontiguousarray(qd, float),
+            np.ascontiguousarray(q_prev, float), np.ascontiguousarray(qd_prev, float), st._zero_v, q_solve, v_solve)
+    entry = getattr(st, "_bdf2_start", None)
+    if entry is None:
+        entry = st._bdf2_start = compiled_for(bdf2_start_flat, args)
+    entry(*args)
+    return q_solve, v_solve
 
 
 def extrapolate(qd, smooth, after, factor):
@@ -108,7 +113,7 @@ def step_euler_bdf2(st, state, control):
     if st._bdf2:
         prev = st._history.extrapolation(state)
         if prev is not None:
-            q, qd = bdf2_solve_state(st.model, state.q, state.qd, *prev)
+            q, qd = bdf2_solve_state(st, state.q, state.qd, *prev)
             hs = 2.0 * h / 3.0
     smooth, v, loss, report = st.solve(q, qd, control, hs, hs)
     return st.onto_closures(integrate(st.model, q, v, hs)), v, loss, report, smooth is v

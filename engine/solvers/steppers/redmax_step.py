@@ -251,6 +251,22 @@ def joint_spring_energy(fa):
     return 0.5 * e
 
 
+@kernel(inline=True)
+def bdf2_start(tree, q, qd, q_prev, qd_prev, zero_v, q_solve, v_solve):
+    """BDF2's extrapolated start (``redmax_schemes.py``): q_solve = q ⊕ (q ⊖ q⁻)/3, v_solve = (4 q̇ − q̇⁻)/3."""
+    position_error(tree, q, zero_v, q_prev, 0.0, v_solve)  # v_solve first holds q ⊖ q⁻, the last step's displacement
+    integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q, v_solve, 1.0 / 3.0, q_solve)
+    for k in range(qd.shape[0]):
+        v_solve[k] = (4.0 * qd[k] - qd_prev[k]) / 3.0
+
+
+@kernel
+def bdf2_start_flat(ints, floats, q, qd, q_prev, qd_prev, zero_v, q_solve, v_solve):
+    """``bdf2_start`` on a ``FlatModel``'s buffers (three plain arrays to hand over instead of the tree's
+    namedtuple, whose argument check costs more than the arithmetic)."""
+    bdf2_start(unpack_tree(ints, floats), q, qd, q_prev, qd_prev, zero_v, q_solve, v_solve)
+
+
 @kernel
 def pcg_step(q, qd, q_prev, qd_prev, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, q_solve, v_solve, h, bdf2,
              ints, floats, work, pairs, fa, tension, system, springs_geometric, joint_tension, inertial,
@@ -283,11 +299,8 @@ def pcg_step(q, qd, q_prev, qd_prev, rest, pf_body, pf_point, pf_force, pf_K, x,
     pf_body, pf_point, pf_force, pf_K = borrowed((pf_body, pf_point, pf_force, pf_K))
     x, q_out, q_solve, v_solve = borrowed((x, q_out, q_solve, v_solve))
     nv = qd.shape[0]
-    if bdf2:  # v_solve first holds q ⊖ q⁻, the last step's displacement
-        position_error(tree, q, fa.zero_v, q_prev, 0.0, v_solve)
-        integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q, v_solve, 1.0 / 3.0, q_solve)
-        for k in range(nv):
-            v_solve[k] = (4.0 * qd[k] - qd_prev[k]) / 3.0
+    if bdf2:
+        bdf2_start(tree, q, qd, q_prev, qd_prev, fa.zero_v, q_solve, v_solve)
     else:
         for k in range(q.shape[0]):
             q_solve[k] = q[k]
