@@ -51,7 +51,7 @@ class KernelCompile:
     ``opts``: the options of one compile, or a list of them run in turn (progress counts all their groups);
     with ``skip_warm`` a run whose kernels are already cached is skipped (not even loaded)."""
 
-    def __init__(self, opts: dict | list, skip_warm: bool = False):
+    def __init__(self, opts: dict | list | tuple, skip_warm: bool = False):
         self.runs = [dict(o) for o in opts] if isinstance(opts, (list, tuple)) else [dict(opts)]
         self.options = self.runs[0] if len(self.runs) == 1 else self.runs
         self.skip_warm = skip_warm
@@ -285,9 +285,10 @@ def status_lines(settings) -> list[tuple[str, str]]:
                       "Solver kernels for this scene's bake: not compiled yet (the first bake compiles them)",
                       "CHECKMARK" if warm else "INFO"))
     jit = engine._jit
-    if jit.JIT_ENABLED:
-        lines.append((f"Kernels for {jit.TARGET.cpu_name}: " + ("shipped with the add-on" if jit.TARGET.shipped
-                      else f"compiled on this machine ({jit.TARGET.reason})"), "SETTINGS"))
+    target = jit.TARGET
+    if jit.JIT_ENABLED and target is not None:
+        lines.append((f"Kernels for {target.cpu_name}: " + ("shipped with the add-on" if target.shipped
+                      else f"compiled on this machine ({target.reason})"), "SETTINGS"))
         counts = jit.kernel_counts()
         lines.append((f"This session: {counts['compiled']} compiled, {counts['loaded_shipped']} loaded from the "
                       f"shipped kernels, {counts['loaded_user']} from {jit.cache_folder()}", "INFO"))
