@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from engine import Simulator
-from engine.energy import kinetic_energy
+from engine.energy import kinetic_energy, potential_energy
+from engine.integrators import configuration_difference
 from engine.errors import SimulationError
 from engine.model import State
 from engine.scenes import hanging_chain
@@ -96,9 +97,11 @@ def test_newton_on_the_incremental_potential_converges():
 
 
 @pytest.mark.parametrize("extra", ["none", "springs", "point_force"])
-def test_guard_energy_equals_the_evaluators(extra):
-    """The guard's energy (one kernel — with a spring, a cable and a joint spring too, and with a point
-    force) against ``ForceEvaluator.energy``."""
+def test_one_energy_for_the_budget_the_simulator_and_the_step(extra):
+    """One energy (engine/forces/energy.py): the budget's, ``Simulator.energy()``'s (the evaluator's) and the one-call
+    pcg step's own, with a spring, a cable and a joint spring, or with a point force, are the same numbers; and
+    they are T + V summed independently (``engine.kinetic_energy``, ``potential_energy`` and the forces' own
+    potentials from their wrench kernels)."""
     sc = hanging_chain(16)
     if extra == "springs":
         z = sc.world_point(7, np.array([0.0, 0.0, -0.1]))
@@ -108,22 +111,29 @@ def test_guard_energy_equals_the_evaluators(extra):
         sc.joint_stiffness[3] = 50.0
     if extra == "point_force":
         sc.add_point_force(5, np.array([0.0, 0.0, -0.05]), np.array([3.0, -1.0, 2.0]))
-    st = Simulator(sc, "pcg", dt=1 / 30)._stepper
+    sim = Simulator(sc, "pcg", dt=1 / 30, integrator="euler")  # (Euler: the one-call step also has E(q, q̇))
+    st = sim._stepper
     guard = st._energy_guard
-    assert guard._fast  # one kernel, point forces included
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-2, 2, 16), rng.uniform(-2, 2, 16)
     control = sc.control(0.0)
-    assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
-                                                           rel=1e-12, abs=1e-9)
-    # the one-call pcg step's own E(q, q̇), E(q⁺, q̇⁺) and T(q⁺, q̇⁺) (before the guard may scale q̇⁺: qd_guess)
+    energy = guard._energy(q, qd, control)
+    assert energy == st.forces.energy(State(q, qd, 0.0), control) == sim.energy(State(q, qd, 0.0))
+    # independently: the tree's T and V, the springs' and point forces' potentials from their force kernels
+    # (evaluate), the joint springs' ½ K d² from the joint difference
+    st.forces.evaluate(q, qd, control, st.model.make_workspace())
+    d = configuration_difference(st.model, sc.joint_rest, q)
+    independent = (kinetic_energy(sc.model, q, qd) + potential_energy(sc.model, q) + st.forces.spring_energy
+                   + st.forces.point_force_energy + 0.5 * float(sc.joint_stiffness @ (d * d)))
+    assert energy == pytest.approx(independent, rel=1e-13, abs=1e-12)
+    # the one-call pcg step's own E(q, q̇), T(q⁺, q̇⁺) and V(q⁺) (before the guard may scale q̇⁺: qd_guess)
     assert st._one_call
     out = st.step(State(q.copy(), qd.copy(), 0.0), control)
-    e0, e1, kin, _ = st._energies
-    assert kin == pytest.approx(kinetic_energy(sc.model, out.q, st.qd_guess), rel=1e-12, abs=1e-12)
-    assert e0 == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws), rel=1e-12, abs=1e-9)
-    assert e1 == pytest.approx(st.forces.energy(State(out.q, st.qd_guess, 0.0), control, st.ws), rel=1e-12,
-                               abs=1e-9)
+    e0, kin, pot, _ = st._energies
+    end = State(out.q, st.qd_guess, 0.0)
+    assert e0 == pytest.approx(energy, rel=1e-15, abs=1e-15)  # (inlined in the step: round-off may differ)
+    assert kin == pytest.approx(kinetic_energy(sc.model, out.q, st.qd_guess), rel=1e-14, abs=1e-14)
+    assert kin + pot == pytest.approx(st.forces.energy(end, control), rel=1e-15, abs=1e-15)
 
 
 def test_guard_on_the_explicit_step():

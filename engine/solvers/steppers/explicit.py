@@ -77,4 +77,4 @@ class ExplicitStepper:
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        return self.forces.energy(state, control, self.ws)
+        return self.forces.energy(state, control)

@@ -217,7 +217,7 @@ class RedMaxStepper:
         self._force_arrays = force_arrays(fe, model)
         gs = self._joint_gs if self._joint_gs is not None else JointGeometricStiffness(model)
         self._tension_buffer, self._tension_arrays = tension_buffer(gs, model)
-        # SystemArrays, PCG's scratch and pcg_step's energies (E(q, q̇), E(q⁺, q̇⁺) for the energy guard) in one buffer
+        # SystemArrays, PCG's scratch and pcg_step's energies (E(q, q̇), T⁺, V⁺, P⁺ for the energy guard) in one buffer
         self._system_buffer, self._system, self._vec, self._energies = system_buffer(
             model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
         self.A, self.coupling = self._system.A, self._system.coupling
@@ -294,7 +294,7 @@ class RedMaxStepper:
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        return self.forces.energy(state, control, self.ws)
+        return self.forces.energy(state, control)
 
     def step_energy(self, state, control, start: bool = False):
         """``energy(state, control)`` as the energy guard already has it (J): E(q⁺, q̇⁺) of the step that returned

@@ -143,7 +143,7 @@ def step_blend(st, state, control):
     guard = st._energy_guard
     if guard is None:
         return (q_m, error), qd_m, loss, report, smooth is v
-    budget = guard.preview_budget(state, control, qd_m, loss)
+    budget = guard.preview_budget(state, control, q_m, qd_m, loss)
     kin, pot = guard.kinetic_and_potential(q_m, qd_m, control)
     if kin + pot <= budget:
         return (q_m, error), qd_m, loss, report, smooth is v

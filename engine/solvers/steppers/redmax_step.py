@@ -44,7 +44,7 @@ from ...forces.point_pair import point_pair_kernel
 from ...integrators import integrate_kernel, position_error
 from ...spatial import inertia_times
 from ..linalg.block_jacobi import block_jacobi_solve, pcg_solve
-from ..stages.energy_guard import damping_power, kinetic_and_gravity, pair_energy, point_force_energy
+from ...forces.energy import damping_power, scene_energy
 from ..stages.geometric_stiffness import add_tension_blocks, segment_tensors
 from ..linalg.reduced_operators import jacobian_transpose_product
 
@@ -242,16 +242,6 @@ def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
 
 
 @kernel(inline=True)
-def joint_spring_energy(fa):
-    """½ Σ K_r d² (J) over the sprung dofs, d = fa.difference (q ⊖ q_rest, from ``position_error``)."""
-    e = 0.0
-    for j in range(fa.spring_v.shape[0]):
-        d = fa.spring_v[j]
-        e += fa.joint_stiffness[d] * (fa.difference[d] * fa.difference[d])
-    return 0.5 * e
-
-
-@kernel(inline=True)
 def bdf2_start(tree, q, qd, q_prev, qd_prev, zero_v, q_solve, v_solve):
     """BDF2's extrapolated start (``redmax_schemes.py``): q_solve = q ⊕ (q ⊖ q⁻)/3, v_solve = (4 q̇ − q̇⁻)/3."""
     position_error(tree, q, zero_v, q_prev, 0.0, v_solve)  # v_solve first holds q ⊖ q⁻, the last step's displacement
@@ -285,9 +275,8 @@ def pcg_step(q, qd, q_prev, qd_prev, rest, pf_body, pf_point, pf_force, pf_K, x,
     spring couples two moving bodies, so P = M̃ (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in
     its one iteration (counted as one). guard (the energy budget, ``energy_guard.py``; 0: none, 1: "cap", 2:
     "hold"): also fill energies with E(q, q̇) (implicit Euler only; NaN for BDF2, whose start is not the state),
-    E(q⁺, q̇⁺), T(q⁺, q̇⁺) (J; T + gravity + springs + point forces + joint springs, summed as
-    ``EnergyGuard.kinetic_and_potential``) and, for "hold", the dampers' power q̇⁺ᵀ D q̇⁺ (W) — which the guard
-    would otherwise get by redoing the kinematics and forces passes in Python; the second leaves ws at
+    T(q⁺, q̇⁺), V(q⁺) (J; ``forces.energy.scene_energy``, the scene's one energy) and, for "hold", the dampers' power
+    q̇⁺ᵀ D q̇⁺ (W) — which the guard would otherwise get by redoing the kinematics passes; the second leaves ws at
     (q⁺, q̇⁺) (the force arrays stay at the solve's state). Returns PCG's iteration count."""
     # borrowed arrays (_jit.borrowed): the per-body views below then update no reference counts
     tree = unpack_tree(ints, floats)
@@ -306,13 +295,12 @@ def pcg_step(q, qd, q_prev, qd_prev, rest, pf_body, pf_point, pf_force, pf_K, x,
             q_solve[k] = q[k]
         for k in range(nv):
             v_solve[k] = qd[k]
-    spring_energy, point_energy = assemble_system(tree, ws, pairs, fa, ta, sa, q_solve, v_solve, rest, pf_body,
-                                                  pf_point, pf_force, pf_K, h, springs_geometric, joint_tension,
-                                                  inertial, False, True)
+    assemble_system(tree, ws, pairs, fa, ta, sa, q_solve, v_solve, rest, pf_body, pf_point, pf_force, pf_K, h,
+                    springs_geometric, joint_tension, inertial, False, True)
     energies[0] = np.nan
-    if guard > 0 and not bdf2:  # E(q, q̇) on the step's own kinematics (fa.difference holds q ⊖ q_rest)
-        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
-        energies[0] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
+    if guard > 0 and not bdf2:  # E(q, q̇) on the step's own kinematics
+        kin, pot = scene_energy(tree, ws, q, rest, ta, fa, pairs, pf_body, pf_point, pf_force)
+        energies[0] = kin + pot
     if exact_preconditioner:
         block_jacobi_solve(tree, ws, sa.rhs, x)
         its = 1
@@ -322,18 +310,11 @@ def pcg_step(q, qd, q_prev, qd_prev, rest, pf_body, pf_point, pf_force, pf_K, x,
     for k in range(q.shape[0]):
         q_out[k] = q_solve[k]
     integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
-    if guard > 0:  # E(q⁺, q̇⁺): the kinematics, then the same sums as E(q, q̇) — only the potentials: the
-        # forces' wrenches and 12 × 12 blocks at (q⁺, q̇⁺) are the next step's to compute
+    if guard > 0:  # T and V at (q⁺, q̇⁺): the kinematics, then the same sums as E(q, q̇) — only the potentials:
+        # the forces' wrenches and 12 × 12 blocks at (q⁺, q̇⁺) are the next step's to compute
         joint_pass(tree, q_out, ws)
         world_pass(tree, ws)
         velocity_pass(tree, q_out, x, ws)
-        spring_energy = pair_energy(ws.X0_E, ws.X0_r, pairs)
-        point_energy = point_force_energy(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force)
-        if fa.spring_v.shape[0] > 0:
-            position_error(tree, q_out, fa.zero_v, rest, 0.0, fa.difference)
-        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
-        energies[1] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
-        energies[2] = kin
-        energies[3] = damping_power(tree, ws, fa.body_damping_blocks, pairs, fa.joint_damping, x) if guard == 2 \
-            else 0.0
+        energies[1], energies[2] = scene_energy(tree, ws, q_out, rest, ta, fa, pairs, pf_body, pf_point, pf_force)
+        energies[3] = damping_power(tree, ws, fa, pairs, x) if guard == 2 else 0.0
     return its
