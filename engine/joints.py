@@ -42,6 +42,15 @@ JOINT_TYPE_NAMES = ("fixed", "revolute", "prismatic", "universal", "spherical", 
 JOINT_TYPE_BY_NAME = {name: i for i, name in enumerate(JOINT_TYPE_NAMES)}
 JOINT_NQ = np.array([0, 1, 1, 2, 4, 7], dtype=np.int64)
 JOINT_NV = np.array([0, 1, 1, 2, 3, 6], dtype=np.int64)
+# What a type is, for the modules that need its kind rather than its math (which constraint rows a maximal-
+# coordinate solver writes for it, what a spring, a limit or an input check may act on), indexed by type id:
+JOINT_FREE_ROTATIONS = np.array([0, 1, 0, 2, 3, 3], dtype=np.int64)     # rotational dofs it frees
+JOINT_FREE_TRANSLATIONS = np.array([0, 0, 1, 0, 0, 3], dtype=np.int64)  # translational dofs it frees
+JOINT_QUATERNION_AT = np.array([-1, -1, -1, -1, 0, 3], dtype=np.int64)  # (w, x, y, z) at q[q_start + this]; -1: none
+JOINT_HAS_AXIS = JOINT_NQ == 1  # reads its axis (revolute, prismatic)
+# a whole rigid motion (free): the floating root; springs, limits and breaking have nothing to act against
+JOINT_FLOATS = (JOINT_FREE_ROTATIONS == 3) & (JOINT_FREE_TRANSLATIONS == 3)
+JOINT_EULER_LIMITS = (JOINT_FREE_ROTATIONS == 3) & (JOINT_FREE_TRANSLATIONS == 0)  # limits as Euler angles (ball)
 # The one rule for quaternions given as input (q, q0, rest poses, joint rotations): their norm must be 1
 # to within this, else a ModelError names the joint. They are never renormalised silently; the
 # integrators keep the simulated ones on the unit sphere.
@@ -60,6 +69,20 @@ def joint_type_id(name_or_id) -> int:
     elif str(name_or_id).lower() in JOINT_TYPE_BY_NAME:
         return JOINT_TYPE_BY_NAME[str(name_or_id).lower()]
     raise ValueError(f"unknown joint type {name_or_id!r}; expected one of {', '.join(JOINT_TYPE_NAMES)}")
+
+
+def random_q(jtype: int, rng, scale: float = 1.0) -> np.ndarray:
+    """A random configuration: coordinates ~ N(0, scale), positions too, and uniformly random unit quaternions."""
+    nq = int(JOINT_NQ[jtype])
+    at = int(JOINT_QUATERNION_AT[jtype])
+    if at < 0:
+        return rng.normal(size=nq) * scale
+    q = np.empty(nq)
+    if at:
+        q[:at] = rng.normal(size=at) * scale
+    u = rng.normal(size=4)
+    q[at:at + 4] = u / np.linalg.norm(u)
+    return q
 
 
 def neutral_q(jtype: int) -> np.ndarray:

@@ -155,7 +155,7 @@ def _limits(limits, nv: int, jtype: int, jwhere: str):
     for an open side; NaN, lower > upper and limits on a free joint are refused."""
     if limits is None:
         return np.full(nv, -np.inf), np.full(nv, np.inf)
-    if jtype == J.FREE:
+    if J.JOINT_FLOATS[jtype]:
         raise ModelError(f"{jwhere}: a free joint takes no limits")
     try:
         lo, hi = limits
@@ -179,7 +179,7 @@ def _limit_order(limit_angles, jtype: int, jwhere: str) -> int:
     if not isinstance(limit_angles, str) or limit_angles not in J.LIMIT_ANGLES:
         raise ModelError(f"{jwhere}: limit_angles must be one of {', '.join(J.LIMIT_ANGLES)}, got {limit_angles!r}")
     code = J.LIMIT_ANGLES.index(limit_angles)
-    if code and jtype != J.SPHERICAL:
+    if code and not J.JOINT_EULER_LIMITS[jtype]:
         raise ModelError(f"{jwhere}: limit_angles {limit_angles!r} (Euler angles) needs a spherical joint, "
                          f"not a {J.JOINT_TYPE_NAMES[jtype]} one")
     return code
@@ -256,7 +256,7 @@ class ModelBuilder:
         ax = _float_array(axis, f"{jwhere}: axis").reshape(-1)
         if ax.shape != (3,) or not np.isfinite(ax).all():
             raise ModelError(f"{jwhere}: axis must be 3 finite numbers, got {axis!r}")
-        if jtype in (J.REVOLUTE, J.PRISMATIC):
+        if J.JOINT_HAS_AXIS[jtype]:
             n = np.linalg.norm(ax)
             if n < 1e-9:
                 raise ModelError(f"{jwhere}: axis has zero length")
@@ -265,7 +265,7 @@ class ModelBuilder:
         origin = _vector3(joint_origin, f"{jwhere}: joint_origin")
         rot = _rotation_matrix(joint_rotation, f"{jwhere}: joint_rotation")
         mass = _number(mass, f"{where}: mass")
-        if not np.isfinite(mass) or mass < 0 or mass > MAX_MASS or (mass == 0 and jtype != J.FIXED):
+        if not np.isfinite(mass) or mass < 0 or mass > MAX_MASS or (mass == 0 and J.JOINT_NV[jtype] > 0):
             raise ModelError(f"{where}: mass must be > 0 (and ≤ {MAX_MASS:g} kg), got {mass}" + (" (only bodies on fixed joints may be massless)" if mass == 0 else ""))
         c = _vector3(com, f"{where}: com")
         if inertia is None:
@@ -436,7 +436,7 @@ class Model:
             last_dof[i] = m.v_start[i] + m.joint_nv[i] - 1 if m.joint_nv[i] else above
         m.dof_parent = lam
         m.dof_body = np.repeat(np.arange(n), m.joint_nv).astype(np.int64)
-        m.is_floating = bool(n and m.joint_type[0] == J.FREE and m.body_parent[0] == -1)
+        m.is_floating = bool(n and J.JOINT_FLOATS[m.joint_type[0]] and m.body_parent[0] == -1)
         m.builder_order = list(order)
         m._body_index = {name: i for i, name in enumerate(m.body_names)}
         m._joint_index = {name: i for i, name in enumerate(m.joint_names)}

@@ -88,14 +88,7 @@ def random_configuration(model: Model, rng, scale: float = 1.0):
     """Random (q, qd) for a model: angles/offsets ~ N(0, scale), random unit quaternions."""
     q = np.empty(model.nq)
     for i in range(model.n_bodies):
-        t = int(model.joint_type[i])
         qs, nq = int(model.q_start[i]), int(model.joint_nq[i])
-        if t == J.SPHERICAL:
-            q[qs:qs + 4] = _random_rotation(rng)
-        elif t == J.FREE:
-            q[qs:qs + 3] = rng.normal(size=3) * scale
-            q[qs + 3:qs + 7] = _random_rotation(rng)
-        else:
-            q[qs:qs + nq] = rng.normal(size=nq) * scale
+        q[qs:qs + nq] = J.random_q(int(model.joint_type[i]), rng, scale)
     qd = rng.normal(size=model.nv) * scale
     return q, qd

@@ -314,13 +314,14 @@ class Scene(DrivesMixin):
                 raise ModelError(f"joint spring on '{joint}': rest needs {qs.stop - qs.start} numbers, got {rest!r}") from None
             if not np.all(np.isfinite(r)):
                 raise ModelError(f"joint spring on '{joint}': rest must be finite, got {rest!r}")
-            if self.model.joint_type[j] in (J.SPHERICAL, J.FREE):
-                quat = r[-4:]
+            at = J.JOINT_QUATERNION_AT[self.model.joint_type[j]]
+            if at >= 0:
+                quat = r[at:at + 4]
                 if abs(np.linalg.norm(quat) - 1.0) > J.UNIT_QUATERNION_TOL:
                     raise ModelError(f"joint spring on '{joint}': rest quaternion must have unit length, "
                                      f"got |q| = {np.linalg.norm(quat):.6g}")
             self.joint_rest[qs] = r
-        if self.model.joint_type[j] == J.FREE and np.any(stiffness > 0):
+        if J.JOINT_FLOATS[self.model.joint_type[j]] and np.any(stiffness > 0):
             raise ModelError(f"joint spring on '{joint}': free joints take no stiffness")
 
     def set_body_damping(self, coefficient: float, body=None) -> None:
@@ -533,7 +534,7 @@ class Scene(DrivesMixin):
                          else f"{label} on body '{names[k]}'")
                 _nonnegative(values[k], owner, f"scene.{array}[{k}]")
             setattr(self, array, values)
-        free = np.flatnonzero((model.joint_type[model.dof_body] == J.FREE) & (self.joint_stiffness != 0.0))
+        free = np.flatnonzero(J.JOINT_FLOATS[model.joint_type[model.dof_body]] & (self.joint_stiffness != 0.0))
         if len(free):
             raise ModelError(f"joint spring on '{model.joint_names[model.dof_body[free[0]]]}': free joints take no "
                              f"stiffness (scene.joint_stiffness[{free[0]}] = {self.joint_stiffness[free[0]]:g})")

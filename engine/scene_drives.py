@@ -125,7 +125,7 @@ class DrivesMixin:
             j = None
         if j is None:
             raise ModelError(f"{what}: no joint named {joint!r}")
-        if int(self.model.joint_type[j]) == J.FIXED:
+        if J.JOINT_NV[self.model.joint_type[j]] == 0:
             raise ModelError(f"{what}: a fixed joint has no motion to prescribe")
         if any(p.index == j for p in self.prescribed):
             raise ModelError(f"{what}: already prescribed")
@@ -178,7 +178,7 @@ class DrivesMixin:
         kind = None
         if isinstance(name, str) and name in self.model.joint_names:
             kind = "joint"
-            if int(self.model.joint_type[self.model.joint_index(name)]) == J.FREE:
+            if J.JOINT_FLOATS[self.model.joint_type[self.model.joint_index(name)]]:
                 raise ModelError(f"{what}: a free joint holds nothing to break")
         elif any(lc.name == name for lc in self.loop_closures):
             kind = "closure"

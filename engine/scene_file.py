@@ -298,7 +298,7 @@ def _add_forces(rd: _Reader, data: dict, scene: Scene) -> None:
             if rest.size != qs.stop - qs.start:
                 raise rd.error(f"joint spring '{joint}'", f"'rest' needs {qs.stop - qs.start} numbers")
             scene.joint_rest[qs] = rest
-        if model.joint_type[model.joint_index(joint)] == J.FREE and scene.joint_stiffness[vs].any():
+        if J.JOINT_FLOATS[model.joint_type[model.joint_index(joint)]] and scene.joint_stiffness[vs].any():
             raise rd.error(f"joint spring '{joint}'", "free joints take no stiffness")
     bd = rd.numbers(data, "body_damping", "body_damping", None, 0.0)
     if np.any(bd < 0) or bd.size not in (1, model.n_bodies):

@@ -190,3 +190,32 @@ def test_the_checks_see_a_violation():
     assert cross_app_imports({"engine.apps.sweep.runner": {"engine.apps.advise.trial", "engine.apps.advise",
                                                            "engine.apps.common"}}) == [
         "engine.apps.sweep.runner imports engine.apps.advise.trial"]
+
+
+JOINT_TYPES = {"FIXED", "REVOLUTE", "PRISMATIC", "UNIVERSAL", "SPHERICAL", "FREE"}
+# fast paths for the common hinge, checked against the general joint code by
+# tests/test_flat_launch.py::test_revolute_straight_line_paths_equal_the_general_joint_code
+JOINT_FAST_PATHS = {"engine/algorithms/aba.py", "engine/algorithms/kinematics.py"}
+
+
+def joint_type_branches() -> list:
+    """Comparisons with a joint type id (``jt == REVOLUTE``, ``J.FREE in (...)``) outside engine/joints.py."""
+    found = []
+    for f in sorted(ENGINE.rglob("*.py")):
+        rel = str(f.relative_to(ROOT))
+        if rel == "engine/joints.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            names |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            if names & JOINT_TYPES:
+                found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_joint_types_are_known_in_joints_py_only():
+    """Other modules ask joints.py what a type frees (JOINT_FREE_ROTATIONS, JOINT_QUATERNION_AT, JOINT_FLOATS, …);
+    only the tested fast paths compare type ids."""
+    assert [b for b in joint_type_branches() if b.split(":")[0] not in JOINT_FAST_PATHS] == []

@@ -194,8 +194,14 @@ def add_anchor(b, ob, bone, timeline, mass_properties, shape_world=None) -> str:
     b.add(name, Target(name, ob, bone, W0, keyed=release is not None), WORLD, "free", R0, p0, (0, 0, 1),
           mass, com, inertia, shape_world=shape_world)
     poses = timeline.poses.get((ob.name, bone))
-    if poses is None or len(poses) == 0 or (ob.rigid_body is not None and not ob.rigid_body.kinematic):
-        poses = W0[None]  # (Bullet holds a body with Dynamic off where it is, whatever its animation says)
+    if poses is None or len(poses) == 0:
+        poses = W0[None]
+    elif ob.rigid_body is not None and not ob.rigid_body.kinematic and len(poses) > 1:
+        # Bullet holds a body with Dynamic off where it is, whatever its animation says — where it is on the
+        # first simulated frame: Blender rebuilds its world there from the animated pose (playback, Blender 5.0)
+        poses = np.concatenate([poses[:2], np.repeat(poses[1:2], len(poses) - 2, axis=0)])
+    elif ob.rigid_body is not None and not ob.rigid_body.kinematic:
+        poses = W0[None]
     samples = np.empty((len(poses), 7))
     for k, W in enumerate(poses):
         R, p = rigid_part(W)

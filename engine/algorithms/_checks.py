@@ -5,7 +5,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..errors import ModelError
-from ..joints import FREE, SPHERICAL, UNIT_QUATERNION_TOL
+from ..joints import JOINT_QUATERNION_AT, UNIT_QUATERNION_TOL
 from ._flat import unpack_tree
 
 F8 = np.dtype(np.float64)
@@ -32,9 +32,10 @@ def as_q(model, q, name: str = "q") -> np.ndarray:
     """(nq,) contiguous float64 copy-free view of q, or a ModelError naming the joint; quaternions
     must have unit norm to ``joints.UNIT_QUATERNION_TOL`` (the one rule: raise, never renormalise)."""
     a = _as_vector(model, q, model.nq, model.q_start, model.joint_nq, name)
-    joints = np.flatnonzero((model.joint_type == SPHERICAL) | (model.joint_type == FREE))
+    at = JOINT_QUATERNION_AT[model.joint_type]
+    joints = np.flatnonzero(at >= 0)
     if len(joints):
-        starts = model.q_start[joints] + np.where(model.joint_type[joints] == FREE, 3, 0)
+        starts = model.q_start[joints] + at[joints]
         norms = np.sqrt((a[starts[:, None] + np.arange(4)] ** 2).sum(axis=1))
         bad = np.flatnonzero(np.abs(norms - 1.0) > UNIT_QUATERNION_TOL)
         if len(bad):
@@ -108,9 +109,9 @@ def configuration_ok(tree, q):
     if not all_finite(q):
         return False
     for i in range(tree.parent.shape[0]):
-        jt = tree.joint_type[i]
-        if jt == SPHERICAL or jt == FREE:
-            s = tree.q_start[i] + (3 if jt == FREE else 0)
+        at = JOINT_QUATERNION_AT[tree.joint_type[i]]
+        if at >= 0:
+            s = tree.q_start[i] + at
             norm = np.sqrt(q[s] ** 2 + q[s + 1] ** 2 + q[s + 2] ** 2 + q[s + 3] ** 2)
             if not abs(norm - 1.0) <= UNIT_QUATERNION_TOL:
                 return False

@@ -49,8 +49,9 @@ class JointTrajectory:
         if interpolation not in INTERPOLATIONS:
             raise ModelError(f"joint trajectory: interpolation must be one of {', '.join(INTERPOLATIONS)}, "
                              f"got {interpolation!r}")
-        if self.joint_type in (J.SPHERICAL, J.FREE):
-            norms = np.linalg.norm(s[:, -4:], axis=1)
+        at = int(J.JOINT_QUATERNION_AT[self.joint_type])
+        if at >= 0:
+            norms = np.linalg.norm(s[:, at:at + 4], axis=1)
             if np.abs(norms - 1.0).max() > J.UNIT_QUATERNION_TOL:
                 raise ModelError("joint trajectory: sample quaternions must have unit length")
         self.samples, self.t0, self.dt, self.interpolation = s, float(t0), float(dt), interpolation

@@ -45,7 +45,7 @@ def tracking_gains(model, q, frequency: float, damping_ratio: float = 1.0, joint
     for name in names:
         j = model.joint_index(name)
         vs = model.v_slice(name)
-        if vs.stop == vs.start or model.joint_type[j] == J.FREE:  # fixed joints have no dofs; free ones no stiffness
+        if vs.stop == vs.start or J.JOINT_FLOATS[model.joint_type[j]]:  # fixed joints have no dofs; free ones no stiffness
             continue
         inertia = float(np.diag(M)[vs].max())
         kp[vs] = inertia * omega * omega

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..joints import UNIVERSAL
+from ..joints import JOINT_FREE_ROTATIONS
 from .rows import JointConstraints, joint_constraints
 
 
@@ -16,7 +16,7 @@ def closure_constraints(closures) -> JointConstraints:
         rest = np.asarray(lc.rest_rotation, float)
         Rfa = np.eye(3)
         axis = np.asarray(lc.axis_a, float)
-        if jt == UNIVERSAL:  # joint frame: x = first axis (in a), y = second axis (in b, seen from a at rest)
+        if JOINT_FREE_ROTATIONS[jt] == 2:  # universal: joint frame: x = first axis (in a), y = second axis (in b, seen from a at rest)
             x = axis / np.linalg.norm(axis)
             y = rest @ np.asarray(lc.axis_b, float)
             y = y - x * (x @ y)

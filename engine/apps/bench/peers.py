@@ -157,7 +157,7 @@ def _state(pair: Pair, seed: int = 2):
     rng = np.random.default_rng(seed)
     q = m.neutral_q()
     for i in range(m.n_bodies):
-        if m.joint_type[i] == 1:  # revolute
+        if m.joint_nq[i] == 1:  # (the peers' models have revolute joints only)
             q[m.q_start[i]] = rng.uniform(-np.pi, np.pi)
     if m.is_floating:
         quat = rng.normal(size=4)

@@ -53,7 +53,7 @@ from ...algorithms.minv import minv
 from ...contact.pgs import pgs_kernel
 from ...errors import ModelError, SimulatorOptionError
 from ...integrators import integrate
-from ...joints import FREE, SPHERICAL, quat_to_matrix
+from ...joints import JOINT_EULER_LIMITS, JOINT_FLOATS, quat_to_matrix
 from .loop_closures import closure_arrays, constraint_jacobian, constraint_rows
 
 
@@ -235,7 +235,7 @@ class JointLimits:
             for k in range(nv):
                 lo, hi = float(model.joint_lower[vs + k]), float(model.joint_upper[vs + k])
                 if np.isfinite(lo) or np.isfinite(hi):
-                    if model.joint_type[j] == FREE:
+                    if JOINT_FLOATS[model.joint_type[j]]:
                         raise ModelError(f"joint '{model.joint_names[j]}': a free joint takes no limits")
                     rows.append((j, vs + k, k, lo, hi))
         self.joint = np.array([r[0] for r in rows], dtype=np.int64)
@@ -244,7 +244,7 @@ class JointLimits:
         self.lower = np.array([r[3] for r in rows], float)
         self.upper = np.array([r[4] for r in rows], float)
         # each bound's coordinate (limit_coordinates): −1 the dof, else the ball joint's joint_limit_order
-        self._order = (np.where(model.joint_type[self.joint] == SPHERICAL, model.joint_limit_order[self.joint], -1)
+        self._order = (np.where(JOINT_EULER_LIMITS[model.joint_type[self.joint]], model.joint_limit_order[self.joint], -1)
                        .astype(np.int64) if rows else np.zeros(0, np.int64))
         self._closures = closure_arrays(scene.loop_closures) if scene.loop_closures else None
         self.last_impulses = np.zeros(0)  # λ of the last step's active bounds (N·s or N·m·s)

@@ -41,7 +41,7 @@ from ...algorithms.kinematics import link_poses
 from ...energy import energy
 from ...errors import ModelError
 from ...integrators import integrate_kernel
-from ...joints import FIXED, FREE, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
+from ...joints import JOINT_FLOATS, JOINT_FREE_ROTATIONS, JOINT_FREE_TRANSLATIONS, JOINT_TYPE_NAMES
 from ...maximal.closures import closure_constraints
 from ...maximal.planar_rows import PIN, SLIDER, WELD, planar_constraints
 from ...maximal.rows import joint_constraints
@@ -193,7 +193,7 @@ class MaximalSystem:
     def from_scene(cls, scene) -> "MaximalSystem":
         """The scene's tree joints as primary constraints, its loop closures as auxiliary ones."""
         model = scene.model
-        keep = [i for i in range(model.n_bodies) if model.joint_type[i] != FREE]
+        keep = [i for i in range(model.n_bodies) if not JOINT_FLOATS[model.joint_type[i]]]
         I3 = np.eye(3)
         primary = joint_constraints(
             model.joint_type[keep], model.joint_axis[keep],
@@ -371,7 +371,14 @@ class SceneStepper:
 
 
 # ------------------------------------------------------------------ planar (2D)
-PLANAR_CLOSURES = {SPHERICAL: PIN, REVOLUTE: PIN, FIXED: WELD}  # by the closure's joint type
+def planar_kind(jtype: int) -> int | None:
+    """The planar row kind of a joint (or closure) type by what it frees: nothing → WELD; one rotation, or a
+    ball's three (in the plane only the one about z moves) → PIN; one translation → SLIDER; None otherwise
+    (a universal joint, or a free one: the floating root has no row)."""
+    rot, trans = int(JOINT_FREE_ROTATIONS[jtype]), int(JOINT_FREE_TRANSLATIONS[jtype])
+    if trans == 0:
+        return {0: WELD, 1: PIN, 3: PIN}.get(rot)
+    return SLIDER if (rot, trans) == (0, 1) else None
 
 
 def planar_problem(scene) -> str:
@@ -388,14 +395,17 @@ def planar_problem(scene) -> str:
         par = int(model.body_parent[i])
         Rj = (R[par] if par >= 0 else np.eye(3)) @ model.joint_rotation[i]
         axis = Rj @ model.joint_axis[i]
-        if jt == REVOLUTE and abs(abs(axis[2]) - 1.0) > 1e-9:
+        if JOINT_FLOATS[jt]:
+            continue
+        kind = planar_kind(jt) if JOINT_FREE_ROTATIONS[jt] < 3 else None  # (a ball in the tree moves out of plane)
+        if kind == PIN and abs(abs(axis[2]) - 1.0) > 1e-9:
             return f"joint '{model.joint_names[i]}' does not hinge about z"
-        if jt == PRISMATIC and abs(axis[2]) > 1e-9:
+        if kind == SLIDER and abs(axis[2]) > 1e-9:
             return f"joint '{model.joint_names[i]}' slides out of the plane"
-        if jt in (SPHERICAL, UNIVERSAL):
+        if kind is None:
             return f"joint '{model.joint_names[i]}' is {JOINT_TYPE_NAMES[jt]}"
     for lc in scene.loop_closures:
-        if lc.joint_type not in PLANAR_CLOSURES:
+        if planar_kind(lc.joint_type) not in (PIN, WELD):
             return f"loop closure '{lc.name}' is a {lc.kind} joint"
     return ""
 
@@ -417,9 +427,9 @@ def planar_system(scene) -> MaximalSystem:
     rows, names = [], []
     for i in range(n):
         jt, par = int(model.joint_type[i]), int(model.body_parent[i])
-        if jt == FREE:
+        if JOINT_FLOATS[jt]:
             continue
-        kind = {REVOLUTE: PIN, PRISMATIC: SLIDER, FIXED: WELD}[jt]
+        kind = planar_kind(jt)
         origin = model.joint_origin[i]
         ra = origin[:2] - com[par, :2] if par >= 0 else origin[:2]
         axis = (model.joint_rotation[i] @ model.joint_axis[i])[:2]  # in the parent link (= COM) frame
@@ -432,7 +442,7 @@ def planar_system(scene) -> MaximalSystem:
         for body, pt in ((lc.body_a, lc.point_a), (lc.body_b, lc.point_b)):
             pts.append(np.asarray(pt[:2], float) - (com[body, :2] if body >= 0 else 0.0))
         a0 = (theta0[lc.body_b] if lc.body_b >= 0 else 0.0) - (theta0[lc.body_a] if lc.body_a >= 0 else 0.0)
-        aux.append((PLANAR_CLOSURES[lc.joint_type], (lc.body_a, lc.body_b), pts, (1.0, 0.0), a0))
+        aux.append((planar_kind(lc.joint_type), (lc.body_a, lc.body_b), pts, (1.0, 0.0), a0))
 
     def pack(items):
         if not items:

@@ -54,7 +54,7 @@ from ...contact.shapes import candidate_points, colliding_bodies, ground_contact
 from ...contact.jacobian import tangent_basis
 from ...energy import energy
 from ...errors import ModelError, SimulationError
-from ...joints import FIXED, FREE, JOINT_TYPE_NAMES, REVOLUTE, SPHERICAL
+from ...joints import JOINT_FLOATS, JOINT_FREE_ROTATIONS, JOINT_FREE_TRANSLATIONS, JOINT_TYPE_NAMES
 from ...maximal.state import body_poses, com_state, link_poses_of, reduced_from_com
 from ...model import State
 from ...spatial import rotation_exp, skew
@@ -64,6 +64,14 @@ from ..linalg.sparse_ldl import SparseLDL
 
 INTEGRATORS = ("verlet", "symplectic")
 BALL, HINGE, WELD, MOTOR, PIN = "ball", "hinge", "weld", "motor", "pin"
+
+
+def row_kind(jtype: int) -> str | None:
+    """The constraint kind of a joint (or closure) type by what it frees: nothing → WELD, one rotation → HINGE,
+    three rotations → BALL; None for what this solver has no rows for (sliders, universal joints)."""
+    if JOINT_FREE_TRANSLATIONS[jtype] != 0:
+        return None
+    return {0: WELD, 1: HINGE, 3: BALL}.get(int(JOINT_FREE_ROTATIONS[jtype]))
 ROWS = {BALL: 3, HINGE: 5, WELD: 6, MOTOR: 1, PIN: 2}
 REGULARIZATION = 1e-12
 
@@ -147,31 +155,31 @@ class HardConstraintSystem:
         self.constraints: list[Constraint] = []
         for i in range(n):
             jt, p, name = int(model.joint_type[i]), int(model.body_parent[i]), model.joint_names[i]
-            if jt == FREE:
+            if JOINT_FLOATS[jt]:
                 continue
-            if jt not in (FIXED, REVOLUTE, SPHERICAL):
+            kind = row_kind(jt)
+            if kind is None:
                 raise ModelError(f"hard-constraints: joint '{name}' is {JOINT_TYPE_NAMES[jt]}; this solver takes "
                                  "fixed, revolute, spherical and free joints")
             ra, rb = body_point(p, model.joint_origin[i]), body_point(i, np.zeros(3))
-            if jt == SPHERICAL:
+            if kind == BALL:
                 self.constraints.append(Constraint(name, BALL, p, i, ra, rb))
-            elif jt == REVOLUTE:
+            elif kind == HINGE:
                 ax = model.joint_axis[i]
                 self.constraints.append(Constraint(name, HINGE, p, i, ra, rb, body_axis(p, model.joint_rotation[i] @ ax),
                                                    body_axis(i, ax)))
             else:  # fixed: child link frame = the parent-side joint frame
                 rel = link_rotation_to_body(p).T @ model.joint_rotation[i] @ link_rotation_to_body(i)
                 self.constraints.append(Constraint(name, WELD, p, i, ra, rb, rel=rel))
-        kinds = {SPHERICAL: BALL, REVOLUTE: HINGE, FIXED: WELD}  # by the closure's joint type
         for lc in scene.loop_closures:
-            if lc.joint_type not in kinds:
+            if row_kind(lc.joint_type) is None:
                 raise ModelError(f"hard-constraints: loop closure '{lc.name}' is a {lc.kind}; this solver takes "
                                  "point, hinge and fixed closures")
             a, b = lc.body_a, lc.body_b
             ra, rb = body_point(a, lc.point_a), body_point(b, lc.point_b)
             axis_in_b = lc.rest_rotation.T @ lc.axis_a  # the hinge axis in b's link frame
             rel = link_rotation_to_body(a).T @ lc.rest_rotation @ link_rotation_to_body(b)
-            kind = kinds[lc.joint_type]
+            kind = row_kind(lc.joint_type)
             if kind == HINGE and self._planar_loop(a, b, lc.axis_a):
                 kind = PIN
             self.constraints.append(Constraint(lc.name, kind, a, b, ra, rb, body_axis(a, lc.axis_a),
@@ -198,7 +206,7 @@ class HardConstraintSystem:
         pa, pb = path(a), path(b)
         common = set(pa) & set(pb)
         for i in [i for i in pa + pb if i not in common]:
-            if int(model.joint_type[i]) != REVOLUTE:
+            if row_kind(int(model.joint_type[i])) != HINGE:
                 return False
             p = int(model.body_parent[i])
             joint_axis = (np.eye(3) if p < 0 else R_l[p]) @ model.joint_rotation[i] @ model.joint_axis[i]
