@@ -104,13 +104,18 @@ class EnergyGuard:
             now = [a.tobytes() for a in arrays]
         if last is not None and now == last[0]:  # the usual case: the very arrays of the last step, unchanged
             same_state = same_control = True
-        else:  # np.array_equal against the last step's arrays, rebuilt from their bytes
-            before = None if last is None else [np.frombuffer(b, a.dtype).reshape(a.shape) for b, a in
-                                                zip(last[0], last[1])]
-            same_state = (before is not None and np.array_equal(before[0], arrays[0])
-                          and np.array_equal(before[1], arrays[1]))
-            same_control = same_state and len(before) == len(arrays) and all(
-                np.array_equal(a, b) for a, b in zip(before[2:], arrays[2:]))
+        elif last is None:
+            same_state = same_control = False
+        else:  # bytes first (a moving load changes only the control's), else np.array_equal against the last
+            # step's arrays rebuilt from their bytes (equal values in other bytes: −0.0, another dtype)
+            def same(k):
+                if now[k] == last[0][k]:
+                    return True
+                b, a = last[0][k], last[1][k]
+                return np.array_equal(np.frombuffer(b, a.dtype).reshape(a.shape), arrays[k])
+
+            same_state = same(0) and same(1)
+            same_control = same_state and len(now) == len(last[0]) and all(same(k) for k in range(2, len(now)))
         if same_control:
             e0 = last[2]
         elif same_state and self._kinematics is not None:  # only the control's potentials changed (the last step's
@@ -126,7 +131,7 @@ class EnergyGuard:
             budget = e0
         elif e0 != last[2]:  # the control changed between steps (a controller, a moving load)
             budget += e0 - last[2]
-        return e0, budget, arrays
+        return e0, budget, arrays, now
 
     def _control_change(self, arrays, old):
         """V(new control) − V(old control) (J) at the last step's end: the potentials a control sets (point forces,
@@ -146,7 +151,7 @@ class EnergyGuard:
 
     def preview_budget(self, state, control, q_new, qd_new, impulse_loss=0.0):
         """The budget a step from ``state`` ending at (q_new, qd_new) would have (J), without taking the step."""
-        _, budget, _ = self._start(state, control, None)
+        _, budget, _, _ = self._start(state, control, None)
         self.kinetic_and_potential(q_new, qd_new, control, with_power=self.policy == "hold")
         return budget - self._spent(qd_new, self._power, impulse_loss)
 
@@ -157,7 +162,7 @@ class EnergyGuard:
         not scaled up (a contact's or a limit's rows allow an approach that just reaches the surface or the bound
         within the step, which rates scaled up would overshoot), and the budget falls to the step's energy if it is
         above it (what numerical damping took before an impact is not given to the motion after it)."""
-        self.start_energy, self.budget, arrays = self._start(state, control, energies)
+        self.start_energy, self.budget, arrays, now = self._start(state, control, energies)
         hold = self.policy == "hold"
         if energies is None:
             kin, pot = self.kinetic_and_potential(q_new, qd_new, control, with_power=hold)
@@ -199,9 +204,13 @@ class EnergyGuard:
         # the link poses at q⁺ (the workspace's, from the energy just taken or the one-call step's end): a control
         # change next step needs only its own potentials on them (_control_change)
         ws = self._scene_energy.flat.ws
-        self._kinematics = (ws.X0_E.copy(), ws.X0_r.copy())
+        if self._kinematics is None:
+            self._kinematics = (ws.X0_E.copy(), ws.X0_r.copy())
+        else:
+            np.copyto(self._kinematics[0], ws.X0_E)
+            np.copyto(self._kinematics[1], ws.X0_r)
         arrays[:2] = q_new, qd_new
-        self._last = ([a.tobytes() for a in arrays], arrays, e1)
+        self._last = ([q_new.tobytes(), qd_new.tobytes(), *now[2:]], arrays, e1)  # (the control's bytes from _start)
         return qd_new
 
 
