@@ -206,6 +206,10 @@ class EnergyGuard:
         ws = self._scene_energy.flat.ws
         if self._kinematics is None:
             self._kinematics = (ws.X0_E.copy(), ws.X0_r.copy())
+            scene = self.s.scene
+            if getattr(scene, "moving_loads", ()) or getattr(scene, "controllers", ()):  # the control will change:
+                # its potentials' kernel loaded with the first step's, not within the run (some ms)
+                self._scene_energy.control_potential(q_new, control.joint_rest, control.point_forces, *self._kinematics)
         else:
             np.copyto(self._kinematics[0], ws.X0_E)
             np.copyto(self._kinematics[1], ws.X0_r)

@@ -115,6 +115,8 @@ def step_euler_bdf2(st, state, control):
         if prev is not None:
             q, qd = bdf2_solve_state(st, state.q, state.qd, *prev)
             hs = 2.0 * h / 3.0
+        elif getattr(st, "_bdf2_start", None) is None:  # a first step (Euler): BDF2's start kernel loaded now (some
+            bdf2_solve_state(st, q, qd, q, qd)  # ms), with the first step's compilation, not within the run
     smooth, v, loss, report = st.solve(q, qd, control, hs, hs)
     return st.onto_closures(integrate(st.model, q, v, hs)), v, loss, report, smooth is v
 
