@@ -32,3 +32,13 @@ def test_compare_reports_ratios_and_changed_iterations(tmp_path, capsys):
     assert main(["bench", "compare", str(before), str(same)]) == 0
     assert "iterations and result columns identical: yes" in capsys.readouterr().out
     assert main(["bench", "compare", str(before)]) == 2
+
+
+def test_several_runs_per_side_keep_each_rows_fastest(tmp_path):
+    """``b1,b2 a1,a2``: each row compares the fastest of its interleaved runs."""
+    b1 = _write(tmp_path / "b1", [["redmax", "tree", "pcg", 8, 24, 4e-3, 5, 10, 0.1, "", ""]])
+    b2 = _write(tmp_path / "b2", [["redmax", "tree", "pcg", 8, 24, 2e-3, 5, 10, 0.1, "", ""]])
+    a1 = _write(tmp_path / "a1", [["redmax", "tree", "pcg", 8, 24, 1e-3, 5, 10, 0.1, "", ""]])
+    a2 = _write(tmp_path / "a2", [["redmax", "tree", "pcg", 8, 24, 3e-3, 5, 10, 0.1, "", ""]])
+    res = compare(f"{b1},{b2}", f"{a1},{a2}")
+    assert res["ratios"] == [0.5] and res["iterations_identical"]

@@ -10,7 +10,7 @@ def add_bench_parser(sub) -> None:
     suites = list(SUITES)
     bench = sub.add_parser("bench", help="run a benchmark suite; write CSV, markdown and log-log plots",
                            description=f"Benchmark suites: {', '.join(suites)}.")
-    bench.add_argument("suite", help=f"one of: {', '.join(suites)}; or 'compare BEFORE AFTER' (two --out folders)")
+    bench.add_argument("suite", help=f"one of: {', '.join(suites)}; or 'compare BEFORE AFTER' (two --out folders; DIR1,DIR2 on either side keeps each row's fastest run)")
     bench.add_argument("runs", nargs="*", metavar="DIR", help="compare: the BEFORE and AFTER output folders")
     bench.add_argument("--quick", action="store_true", help="fewer sizes and repeats (a smoke run)")
     bench.add_argument("--out", default="bench_out", metavar="DIR", help="output folder (default: bench_out)")

@@ -1,7 +1,8 @@
 """``python -m engine bench compare BEFORE AFTER``: two benchmark runs side by side.
 
 BEFORE and AFTER are output folders of ``python -m engine bench SUITE --out DIR``
-(or single CSV files). Rows are matched by (suite, scene, method, n); for each
+(or single CSV files); either side may be several runs joined by commas (``b1,b2 a1,a2``: interleave
+the runs of both trees, and each row keeps the fastest run's time). Rows are matched by (suite, scene, method, n); for each
 the table gives the iterations of both runs (they must be identical when a
 change only moves code) and the time ratio after / before (noise on a shared
 machine is ±20 % and more for sub-millisecond steps). Suite-specific result
@@ -43,6 +44,18 @@ def read_rows(path) -> dict:
     return out
 
 
+def read_fastest(paths) -> dict:
+    """``read_rows`` of each comma-separated run in ``paths``; each row from the run whose step was fastest
+    (the machines are shared: the minimum of interleaved runs is the least disturbed)."""
+    out = {}
+    for path in str(paths).split(","):
+        for key, row in read_rows(path).items():
+            t, best = _number(row.get("seconds_per_step")), out.get(key)
+            if best is None or (t is not None and t < (_number(best.get("seconds_per_step")) or math.inf)):
+                out[key] = row
+    return out
+
+
 def _number(s):
     try:
         return float(s)
@@ -60,7 +73,7 @@ def _same(a, b) -> bool:
 def compare(before, after) -> dict:
     """{"rows": [[key…, its before, its after, same, s before, s after, ratio, other differences]],
     "missing": keys in only one run, "iterations_identical": bool, "ratios": [after / before]}."""
-    a, b = read_rows(before), read_rows(after)
+    a, b = read_fastest(before), read_fastest(after)
     body, ratios, identical, other_steps = [], [], True, 0
     for key in sorted(set(a) & set(b), key=lambda k: (k[0], k[1], k[2], _number(k[3]) or 0)):
         ra, rb = a[key], b[key]
