@@ -21,6 +21,16 @@ SOLVER_ITEMS = [
     ("DIRECT", "Sparse direct", "RedMax with a sparse LDLᵀ factorization each step", 1),
     ("DENSE", "Dense", "RedMax with a dense Cholesky factorization (small rigs only)", 2),
 ]
+# the engine's integrator= names (engine.solvers.steppers.redmax_schemes); the enum ids are Blender's
+INTEGRATOR_ITEMS = [
+    ("BDF2", "BDF2 (lively)", "Second-order implicit step that keeps the energy of the motion, less what the "
+                              "dampers take: swings, springs and chains keep moving (the default)", 0),
+    ("EULER", "Implicit Euler (damped)", "The implicit Euler step of earlier versions: every swing and spring slows "
+                                         "down and comes to rest, faster at fewer substeps", 1),
+    ("TR_BDF2", "TR-BDF2", "Two solves per step: the closest to the exact motion, at twice the cost", 2),
+    ("BLEND", "Midpoint blend", "Implicit midpoint, blended towards implicit Euler where it would gain energy", 3),
+]
+INTEGRATOR_NAMES = {"BDF2": "bdf2", "EULER": "euler", "TR_BDF2": "tr-bdf2", "BLEND": "blend"}
 JOINT_ITEMS = [
     ("AUTO", "Auto", "Bones: from the IK locks. Objects: from the Rigid Body Constraint", 0),
     ("FIXED", "Fixed", "Welded to the parent", 1),
@@ -163,6 +173,8 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     solver: EnumProperty(name="Solver", items=SOLVER_ITEMS, default="PCG")  # type: ignore[valid-type]
     substeps: IntProperty(name="Substeps", default=2, min=1, soft_max=64, max=MAX_SUBSTEPS,  # type: ignore[valid-type]
                           description=f"Simulation steps per animation frame (1 … {MAX_SUBSTEPS})")
+    integrator: EnumProperty(name="Integrator", items=INTEGRATOR_ITEMS, default="BDF2",  # type: ignore[valid-type]
+                             description="How each step advances the motion in time")
     density: FloatProperty(name="Density", default=1000.0, min=1e-6,  # type: ignore[valid-type]
                            description="kg/m³ for meshes without a Rigid Body mass")
     body_damping: FloatProperty(name="Air Damping", default=0.0, min=0.0,  # type: ignore[valid-type]

@@ -4,16 +4,18 @@ scene's solver, substeps, Speed and contact options, advanced substep by substep
 from __future__ import annotations
 
 from . import follow, mapping
+from .properties import INTEGRATOR_NAMES
 from ._engine import engine
 
 SPECULATIVE_SPEED = 10.0  # m/s: contacts are looked for this far ahead of a step (no tunnelling below it)
 
 
 def simulator_options(settings, dt: float) -> dict:
-    """Contact options of ``engine.Simulator`` from the scene settings: the contact-space method, and a
-    detection margin that grows with the step so a body falling at up to SPECULATIVE_SPEED m/s is
-    caught by a speculative contact before it passes through the ground."""
-    return {"contact_method": settings.contact_method.lower(),
+    """Options of ``engine.Simulator`` from the scene settings: the time integrator (``integrator=``), the
+    contact-space method, and a detection margin that grows with the step so a body falling at up to
+    SPECULATIVE_SPEED m/s is caught by a speculative contact before it passes through the ground."""
+    return {"integrator": INTEGRATOR_NAMES[settings.integrator],
+            "contact_method": settings.contact_method.lower(),
             "contact_options": {"speculative_speed": SPECULATIVE_SPEED}}
 
 

@@ -32,7 +32,8 @@ def apply_advice(context, advice) -> str:
         return s.last_message
     s.solver, s.substeps = advice.solver.upper(), advice.substeps
     s.last_message = (f"Suggested {advice.solver} × {advice.substeps} substeps "
-                      f"(≈ {advice.estimated_bake_seconds():.2g} s bake); " + "; ".join(advice.reasons[1:3]))
+                      f"(≈ {advice.estimated_bake_seconds():.2g} s bake, energy kept "
+                      f"{100 * advice.pick.energy_kept:.0f} % over it); " + "; ".join(advice.reasons[1:3]))
     return s.last_message
 
 

@@ -77,6 +77,7 @@ class REDMAX_PT_main(_Tab):
         col = layout.column()
         col.prop(s, "solver")
         col.prop(s, "substeps")
+        col.prop(s, "integrator")
         col.operator("redmax.suggest_settings", icon="LIGHT")
         col.prop(s, "density")
         col.prop(s, "body_damping")

@@ -72,10 +72,16 @@ class Simulator:
     ``"joints"`` (default, same as True) treats the tension along chains and ropes implicitly
     (the joints' geometric stiffness, ``engine.solvers.stages.geometric_stiffness``; long chains at
     1/30 s), ``"springs"`` the springs' own geometric terms, ``"all"`` both, False neither;
-    ``energy_guard`` (default True): no step may create energy on a scene without loop closures,
-    contact and limits (``engine.solvers.stages.energy_guard``; chains of 512+ links at 1/30 s);
-    ``newton_iterations`` (default 0): Newton iterations towards backward Euler on the incremental
-    potential after the linear solve (``engine.solvers.steppers.incremental_potential``). Joint limits
+    ``integrator``: the time integrator built from the linear solve (``engine.solvers.steppers.redmax_schemes``,
+    docs/redmax.md): ``"bdf2"`` (default: second order, the motion's energy held against the budget),
+    ``"euler"`` (the implicit Euler step before issue #31: it damps every swing), ``"tr-bdf2"``, ``"blend"``;
+    ``energy_guard`` (default True: the integrator's own policy) — the energy budget
+    (``engine.solvers.stages.energy_guard``): ``"hold"`` keeps E(q⁺, q̇⁺) at the start's energy less what the
+    dampers and impulses take (BDF2's), ``"cap"`` only keeps steps from creating energy, on scenes without
+    loop closures, contact and limits (Euler's, issue #22: chains of 512+ links at 1/30 s), False none;
+    ``newton_iterations`` (default 0; ``integrator="euler"`` only): Newton iterations towards backward Euler
+    on the incremental potential after the linear solve (``engine.solvers.steppers.incremental_potential``).
+    Joint limits
     (``model.joint_lower``/``upper``) are enforced by every solver but ``baraff`` and
     ``hard-constraints`` (which refuse a limited scene) unless ``enforce_limits=False``;
     ``limit_options``: dict for ``engine.solvers.stages.joint_limits.JointLimits`` (``restitution``,
@@ -229,6 +235,16 @@ class Simulator:
         point-force potentials for the explicit and RedMax solvers), of ``state`` (default: the current one)."""
         s = self.state if state is None else state
         return self._stepper.energy(s, self.scene.control(s.t))
+
+    def energy_budget(self) -> float | None:
+        """The energy the scene's physics leaves it after the steps so far (J): the start's energy, less what its
+        dampers took, plus what a changing control put in, less what contact and limit impulses took — kept by the
+        RedMax step's energy budget (``engine.solvers.stages.energy_guard``); None without one. With the default
+        integrator (``"bdf2"``, the budget held) ``energy()`` stays at it; ``energy_budget() − energy()`` is the
+        energy the integrator itself took (with ``integrator="euler"``, whose budget counts the joint dampers
+        only, an upper bound of it)."""
+        guard = getattr(self._stepper, "_energy_guard", None)
+        return None if guard is None or guard.budget is None else float(guard.budget)
 
     def step_energy(self, start: bool = False) -> float | None:
         """``energy()`` as the last step already computed it for its energy guard (J): RedMax on scenes without

@@ -1,12 +1,15 @@
 """Final states of a fixed set of simulations, to check that a refactor changed no numbers.
 
     python scripts/trajectory_fingerprint.py run OUT.npz        # with the engine on sys.path
+    python scripts/trajectory_fingerprint.py run OUT.npz --integrator euler
     python scripts/trajectory_fingerprint.py compare A.npz B.npz
 
 ``run`` steps every solver on a few scenes (closures, springs, contact, maximal coordinates) and
 saves per run the final q, q̇, the per-step iterations, the constraint error and the energy.
 ``compare`` says, run by run, whether two such files are bitwise identical (else the largest
 differences). To compare two source trees, run ``run`` once in each (``PYTHONPATH=TREE``).
+``--integrator NAME`` passes ``integrator=NAME`` to the RedMax runs (pcg, direct, dense): a tree from before the
+option (issue #31) stepped implicit Euler only, so ``--integrator euler`` in the newer tree compares like with like.
 """
 from __future__ import annotations
 
@@ -17,13 +20,18 @@ import numpy as np
 FIELDS = ("q", "qd", "its", "err", "E")
 
 
-def run(path) -> int:
+REDMAX = ("pcg", "direct", "dense")
+
+
+def run(path, integrator=None) -> int:
     import engine
     from engine import scenes as S
 
     out = {}
 
     def sim_run(key, scene, solver, dt, n, **opt):
+        if integrator is not None and solver in REDMAX:
+            opt["integrator"] = integrator
         sim = engine.Simulator(scene, solver, dt=dt, **opt)
         sim.step(n)
         out.update({f"{key}/q": sim.state.q, f"{key}/qd": sim.state.qd,
@@ -95,6 +103,8 @@ def compare(path_a, path_b) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "run":
         sys.exit(run(sys.argv[2]))
+    if len(sys.argv) == 5 and sys.argv[1] == "run" and sys.argv[3] == "--integrator":
+        sys.exit(run(sys.argv[2], sys.argv[4]))
     if len(sys.argv) == 4 and sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2], sys.argv[3]))
     print(__doc__, file=sys.stderr)

@@ -304,3 +304,61 @@ def differences(a, b, path=""):
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
         return []  # NaN kept as NaN
     return [] if a == b else [(path, a, b)]
+
+
+HINGE_ABOUT_Y = (-math.pi / 2, 0.0, 0.0)  # an empty rotated so its local Z (the hinge axis) is world Y
+
+
+def rope_bridge_deck(n, plank, slack):
+    """(x, z, tilt) of each plank's centre and its turn about world Y (rad, +: its far end down), and the hinge
+    points (n + 1, 3): the deck of ``engine.scenes.rope_bridge`` (a V that closes the loop when slack > 0)."""
+    from engine.scenes.rope_bridge import _v_angles
+
+    tilt = np.zeros(n)
+    if slack > 0:
+        down, up = _v_angles(n, n // 2, slack)
+        tilt[:n // 2], tilt[n // 2:] = down, -up
+    pins = [np.zeros(3)]
+    for a in tilt:
+        pins.append(pins[-1] + plank[0] * np.array([math.cos(a), 0.0, -math.sin(a)]))
+    pins = np.array(pins)
+    return [(*(0.5 * (pins[i] + pins[i + 1]))[[0, 2]], tilt[i]) for i in range(n)], pins
+
+
+def artist_rope_bridge(n=30, plank=(0.5, 1.0, 0.05), mass=8.0, slack=0.0):
+    """A rope bridge built the artist's way: two passive posts (cubes whose top edges are the deck's ends, the
+    far one ``(1 − slack)`` × the deck's length from the near one), ``n`` active planks (Add > Cube, scaled) of
+    ``mass`` kg each, and HINGE constraints about world Y at every joint — post, plank, …, plank, post, so the
+    deck closes a loop. Returns (posts, planks, hinge empties)."""
+    deck, pins = rope_bridge_deck(n, plank, slack)
+    posts = [artist_cube(name, 0.2, (x, 0.0, -0.1), "PASSIVE") for name, x in
+             (("post_near", pins[0][0] - 0.1), ("post_far", pins[-1][0] + 0.1))]
+    planks = []
+    for i, (x, z, tilt) in enumerate(deck):
+        ob = artist_cube(f"plank{i:02d}", 1.0, (x, 0.0, z), "ACTIVE", rotation=(0.0, tilt, 0.0))
+        ob.scale = plank
+        ob.rigid_body.mass = mass
+        planks.append(ob)
+    chain = [posts[0], *planks, posts[1]]
+    hinges = [artist_constraint(f"hinge{i:02d}", "HINGE", chain[i], chain[i + 1], tuple(pins[i]), HINGE_ABOUT_Y)
+              for i in range(n + 1)]
+    return posts, planks, hinges
+
+
+def hinge_gap(host):
+    """Distance (m) between the hinge pivot as carried by object 1 and as carried by object 2 now: each object
+    keeps the pivot where it was in its own frame when the rig was built (``hinge_pivots``; a bake takes the
+    constraint off its host, so the objects are found by name)."""
+    a, b = (np.array(bpy.data.objects[host[key]].matrix_world) for key in ("object1", "object2"))
+    la, lb = host["pivot_in_1"], host["pivot_in_2"]
+    return float(np.linalg.norm((a @ np.array([*la, 1.0]))[:3] - (b @ np.array([*lb, 1.0]))[:3]))
+
+
+def hinge_pivots(hosts):
+    """Record each hinge's pivot in the frames of its two objects (before anything moves), for ``hinge_gap``."""
+    for host in hosts:
+        c = host.rigid_body_constraint
+        host["object1"], host["object2"] = c.object1.name, c.object2.name
+        p = np.array([*host.matrix_world.translation, 1.0])
+        host["pivot_in_1"] = list((np.linalg.inv(np.array(c.object1.matrix_world)) @ p)[:3])
+        host["pivot_in_2"] = list((np.linalg.inv(np.array(c.object2.matrix_world)) @ p)[:3])

@@ -54,10 +54,11 @@ def test_kinetic_energy_equals_half_qd_M_qd():
 
 
 def test_energies_from_a_workspace_equal_the_recomputed_ones():
-    """The simulators' energy reads the link velocities and poses its force pass left in the workspace
-    (energy.kinetic_energy_of_links / potential_energy_of_links): the same numbers as recomputing them."""
+    """The one sum of T and V_gravity (energy.kinetic_and_gravity) reads the link velocities and poses a
+    workspace's kinematics passes left: the same numbers as ½ q̇ᵀ M q̇ (CRBA) and −Σ m g·c from the centres of
+    mass of forward_kinematics."""
     from engine.algorithms.kinematics import joint_pass, velocity_pass, world_pass
-    from engine.energy import kinetic_energy_of_links, potential_energy_of_links
+    from engine.energy import kinetic_and_gravity
 
     model = engine.random_tree(9, seed=11, floating_base=True)
     q, qd = engine.random_configuration(model, np.random.default_rng(3))
@@ -65,6 +66,8 @@ def test_energies_from_a_workspace_equal_the_recomputed_ones():
     joint_pass(model.tree, q, ws)
     world_pass(model.tree, ws)
     velocity_pass(model.tree, q, qd, ws)
-    np.testing.assert_allclose(kinetic_energy_of_links(model, ws.v), engine.kinetic_energy(model, q, qd), rtol=1e-12)
-    np.testing.assert_allclose(potential_energy_of_links(model, ws.X0_E, ws.X0_r), engine.potential_energy(model, q),
-                               rtol=1e-12, atol=1e-12)
+    kin, pot = kinetic_and_gravity(model.tree, ws, model.body_mass, model.body_com, model.gravity, True)
+    _, com = engine.forward_kinematics(model, q)
+    np.testing.assert_allclose(kin, 0.5 * qd @ engine.crba(model, q) @ qd, rtol=1e-12)
+    np.testing.assert_allclose(pot, -float(model.body_mass @ (com @ model.gravity)), rtol=1e-12, atol=1e-12)
+    assert kin > 0.0 and pot != 0.0

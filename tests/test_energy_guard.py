@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from engine import Simulator
-from engine.energy import kinetic_energy
+from engine.energy import kinetic_energy, potential_energy
+from engine.integrators import configuration_difference
 from engine.errors import SimulationError
 from engine.model import State
 from engine.scenes import hanging_chain
@@ -39,9 +40,13 @@ def test_guard_budget_follows_the_joint_dampers():
 
 
 def test_guard_is_off_where_it_does_not_apply():
+    """Implicit Euler's guard ("cap", issue #22) stays off on loop closures (and contact, limits); the default
+    step's budget ("hold", issue #31) applies there too; energy_guard=False turns either off."""
     from engine.scenes import rope
-    assert Simulator(rope(8, end="pinned"), "pcg", dt=1 / 30)._stepper._energy_guard is None  # loop closure
+    assert Simulator(rope(8, end="pinned"), "pcg", dt=1 / 30, integrator="euler")._stepper._energy_guard is None
+    assert Simulator(rope(8, end="pinned"), "pcg", dt=1 / 30)._stepper._energy_guard.policy == "hold"
     assert Simulator(hanging_chain(4), "pcg", dt=1 / 30, energy_guard=False)._stepper._energy_guard is None
+    assert Simulator(hanging_chain(4), "pcg", dt=1 / 30, integrator="euler")._stepper._energy_guard.policy == "cap"
 
 
 def test_512_link_chain_is_stable_at_30_hz():
@@ -55,7 +60,7 @@ def _stepper_with_spring():
     sc = hanging_chain(8, damping=0.3)
     z = sc.world_point(3, np.array([0.0, 0.0, -0.1]))
     sc.add_spring(3, z, -1, z + np.array([1.0, 0.0, 0.0]), 1e3, name="side")
-    return sc, Simulator(sc, "direct", dt=1 / 30, newton_iterations=8)._stepper
+    return sc, Simulator(sc, "direct", dt=1 / 30, integrator="euler", newton_iterations=8)._stepper
 
 
 def test_incremental_potential_gradient_matches_finite_differences():
@@ -82,7 +87,8 @@ def test_newton_on_the_incremental_potential_converges():
     rng = np.random.default_rng(2)
     q, qd = rng.uniform(-1, 1, 8), rng.uniform(-3, 3, 8)
     control = sc.control(0.0)
-    linear = Simulator(sc, "direct", dt=1 / 30)._stepper.step(State(q.copy(), qd.copy(), 0.0), control).qd
+    linear = Simulator(sc, "direct", dt=1 / 30, integrator="euler")._stepper.step(State(q.copy(), qd.copy(), 0.0),
+                                                                                 control).qd
     out = st.step(State(q.copy(), qd.copy(), 0.0), control).qd
     ip = st._newton
     assert ip.iterations >= 1 and not ip.line_search_failed and ip.decrement <= ip.etol
@@ -91,9 +97,11 @@ def test_newton_on_the_incremental_potential_converges():
 
 
 @pytest.mark.parametrize("extra", ["none", "springs", "point_force"])
-def test_guard_energy_equals_the_evaluators(extra):
-    """The guard's energy (one kernel without point forces — with a spring, a cable and a joint spring
-    too; with a point force, the evaluator's potentials added) against ``ForceEvaluator.energy``."""
+def test_one_energy_for_the_budget_the_simulator_and_the_step(extra):
+    """One energy (engine/forces/energy.py): the budget's, ``Simulator.energy()``'s (the evaluator's) and the one-call
+    pcg step's own, with a spring, a cable and a joint spring, or with a point force, are the same numbers; and
+    they are T + V summed independently (``engine.kinetic_energy``, ``potential_energy`` and the forces' own
+    potentials from their wrench kernels)."""
     sc = hanging_chain(16)
     if extra == "springs":
         z = sc.world_point(7, np.array([0.0, 0.0, -0.1]))
@@ -103,21 +111,29 @@ def test_guard_energy_equals_the_evaluators(extra):
         sc.joint_stiffness[3] = 50.0
     if extra == "point_force":
         sc.add_point_force(5, np.array([0.0, 0.0, -0.05]), np.array([3.0, -1.0, 2.0]))
-    st = Simulator(sc, "pcg", dt=1 / 30)._stepper
+    sim = Simulator(sc, "pcg", dt=1 / 30, integrator="euler")  # (Euler: the one-call step also has E(q, q̇))
+    st = sim._stepper
     guard = st._energy_guard
-    assert guard._fast is (extra != "point_force")
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-2, 2, 16), rng.uniform(-2, 2, 16)
     control = sc.control(0.0)
-    assert guard._energy(q, qd, control) == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws),
-                                                           rel=1e-12, abs=1e-9)
-    # the one-call pcg step's own E(q, q̇) and E(q⁺, q̇⁺) (before the guard may scale q̇⁺: qd_guess)
+    energy = guard._energy(q, qd, control)
+    assert energy == st.forces.energy(State(q, qd, 0.0), control) == sim.energy(State(q, qd, 0.0))
+    # independently: the tree's T and V, the springs' and point forces' potentials from their force kernels
+    # (evaluate), the joint springs' ½ K d² from the joint difference
+    st.forces.evaluate(q, qd, control, st.model.make_workspace())
+    d = configuration_difference(st.model, sc.joint_rest, q)
+    independent = (kinetic_energy(sc.model, q, qd) + potential_energy(sc.model, q) + st.forces.spring_energy
+                   + st.forces.point_force_energy + 0.5 * float(sc.joint_stiffness @ (d * d)))
+    assert energy == pytest.approx(independent, rel=1e-13, abs=1e-12)
+    # the one-call pcg step's own E(q, q̇), T(q⁺, q̇⁺) and V(q⁺) (before the guard may scale q̇⁺: qd_guess)
     assert st._one_call
     out = st.step(State(q.copy(), qd.copy(), 0.0), control)
-    e0, e1 = st._energies
-    assert e0 == pytest.approx(st.forces.energy(State(q, qd, 0.0), control, st.ws), rel=1e-12, abs=1e-9)
-    assert e1 == pytest.approx(st.forces.energy(State(out.q, st.qd_guess, 0.0), control, st.ws), rel=1e-12,
-                               abs=1e-9)
+    e0, kin, pot, _ = st._energies
+    end = State(out.q, st.qd_guess, 0.0)
+    assert e0 == pytest.approx(energy, rel=1e-15, abs=1e-15)  # (inlined in the step: round-off may differ)
+    assert kin == pytest.approx(kinetic_energy(sc.model, out.q, st.qd_guess), rel=1e-14, abs=1e-14)
+    assert kin + pot == pytest.approx(st.forces.energy(end, control), rel=1e-15, abs=1e-15)
 
 
 def test_guard_on_the_explicit_step():

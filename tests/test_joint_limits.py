@@ -71,7 +71,8 @@ def test_restitution_bounces_and_keeps_energy_bounded():
     sim, q, energy = fall(model, "pcg", steps=120, limit_options={"restitution": 0.5})
     assert q.max() <= LIMIT + 2e-3
     assert np.any(np.diff(q) < -1e-3)    # it bounced back
-    assert energy.max() <= energy[0]      # never above where it started
+    assert energy.max() <= energy[0] + 1e-12  # never above where it started (the default step holds the energy
+    #                                           until the stop: equal to E(0) there, to round-off)
     assert q[-1] == pytest.approx(LIMIT, abs=2e-3) and abs(sim.state.qd[0]) < 1e-9  # and settles
 
 

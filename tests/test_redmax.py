@@ -257,7 +257,7 @@ def test_bad_scene_input_names_the_element():
 
 
 def test_parallel_constraint_solves_match_sequential(monkeypatch):
-    monkeypatch.setattr(engine.solvers.steppers.redmax, "PARALLEL_MIN_DOFS", 1)  # force threads on this small chain
+    monkeypatch.setattr(engine.solvers.stages.closure_solve, "PARALLEL_MIN_DOFS", 1)  # force threads on this small chain
     model = _hanging_chain(10, link=0.25)
     q0 = np.tile([0.5, -0.2], 5)
     out = []

@@ -12,7 +12,8 @@ it runs the kinematics passes into the caller's workspace and fills
   mass-proportional drag (``Scene.set_velocity_decay``), in link coordinates;
 * joint springs: f_r = −K_r (q ⊖ q_rest) (nv,), with K_r, D_r diagonal (``joint_stiffness``,
   ``joint_damping``, copied from the scene at construction);
-* the potentials of all of them (J) for the energy.
+* the springs' and point forces' potentials (J) as by-products of their wrenches; the scene's energy
+  itself is ``energy`` (``forces/energy.py``, the one implementation).
 
 Springs, dampers and body damping are copied when the evaluator is built; the
 joint rest configuration and the point forces come with each step's ``Control``.
@@ -22,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.kinematics import joint_pass, velocity_pass, world_pass
-from ..energy import kinetic_energy_of_links, potential_energy_of_links
 from ..integrators import configuration_difference
 from ..spatial import add_transformed_inertia
+from .energy import SceneEnergy
 from .point_force import point_force_kernel
 from .point_pair import point_pair_kernel
 
@@ -71,6 +72,7 @@ class ForceEvaluator:
         self.point_force_K = np.zeros((0, 6, 6))
         self.spring_energy = 0.0
         self.point_force_energy = 0.0
+        self.scene_energy = SceneEnergy(model, self)  # T, V of a state (the calling thread's scratch workspace)
 
     # ------------------------------------------------------------ joint springs
     def joint_displacement(self, q, rest) -> np.ndarray:
@@ -81,11 +83,6 @@ class ForceEvaluator:
             iv = self._spring_v
             d[iv] = configuration_difference(self.model, rest, q, self._difference)[iv]
         return d
-
-    def joint_spring_energy(self, q, rest) -> float:
-        """½ (q ⊖ q_rest)ᵀ K_r (q ⊖ q_rest) (J)."""
-        d = self.joint_displacement(q, rest)
-        return 0.5 * float(self.joint_stiffness @ (d * d))
 
     def joint_forces(self, q, rest) -> np.ndarray:
         """f_r = −K_r (q ⊖ q_rest) (nv,)."""
@@ -114,9 +111,9 @@ class ForceEvaluator:
         (what an explicit step feeds to ABA: f_m − D_m φ)."""
         return self.wrench + self.wrench_damping - np.einsum("nij,nj->ni", self.body_damping_blocks, ws.v)
 
-    def energy(self, state, control, ws) -> float:
-        """Kinetic + gravitational + spring + point-force + joint-spring energy (J) at ``state``."""
-        self.evaluate(state.q, state.qd, control, ws)  # also the link velocities and poses the energies read
-        joint_pe = self.joint_spring_energy(state.q, control.joint_rest)
-        return (kinetic_energy_of_links(self.model, ws.v) + potential_energy_of_links(self.model, ws.X0_E, ws.X0_r)
-                + self.spring_energy + self.point_force_energy + joint_pe)
+    def energy(self, state, control) -> float:
+        """Kinetic + gravitational + spring + point-force + joint-spring energy (J) at ``state`` under ``control``
+        (``forces/energy.py``; computed in scratch: no output array of ``evaluate`` and no stepper workspace is
+        touched)."""
+        kin, pot, _ = self.scene_energy(state.q, state.qd, control)
+        return kin + pot

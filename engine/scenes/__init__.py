@@ -1,6 +1,7 @@
 """Ready-made scenes: ``engine.scenes.<name>(...) -> Scene``.
 
-Simple scenes for tests and demos (``pendulum``, ``chain``, ``hanging_chain``, ``rope``, ``four_bar``, ``tumbling_top``) and
+Simple scenes for tests and demos (``pendulum``, ``chain``, ``hanging_chain``, ``rope``, ``four_bar``, ``tumbling_top``,
+``hanging_spring``), the ``rope_bridge`` between two posts (taut or slack), and
 the thesis's benchmark scenes (``bridge``, ``umbrella``, ``tree``), and the
 stable-PD characters (``humanoid``, ``dog``, ``snake``; seed 001, Table 1), and
 the seed-002 bar mechanisms in the xy plane (``serial_arm_2d``, ``binary_tree_2d``,
@@ -21,14 +22,15 @@ from ._params import checked_parameters
 _MODULES = {"bridge": "bridge", "centipede": "centipede", "strandbeest": "linkages", "trike": "linkages",
             "dog": "characters", "humanoid": "characters", "snake": "characters", "binary_tree_2d": "planar",
             "closed_chain_2d": "planar", "four_bar_2d": "planar", "serial_arm_2d": "planar", "chain": "simple",
-            "four_bar": "simple", "hanging_chain": "simple", "pendulum": "simple", "rope": "simple",
-            "tumbling_top": "simple", "tree": "tree", "rib_angle": "umbrella", "umbrella": "umbrella",
-            "chain_on_stairs": "collisions", "crate_on_bridge": "collisions", "box_stack": "collisions",
-            "box_pile": "collisions"}
+            "four_bar": "simple", "hanging_chain": "simple", "hanging_spring": "simple", "pendulum": "simple",
+            "rope": "simple", "tumbling_top": "simple", "tree": "tree", "rib_angle": "umbrella", "umbrella": "umbrella",
+            "rope_bridge": "rope_bridge", "chain_on_stairs": "collisions", "crate_on_bridge": "collisions",
+            "box_stack": "collisions", "box_pile": "collisions"}
 
 __all__ = ["pendulum", "chain", "four_bar", "bridge", "umbrella", "rib_angle", "tree", "humanoid", "dog", "snake",
            "serial_arm_2d", "binary_tree_2d", "four_bar_2d", "closed_chain_2d", "centipede", "strandbeest", "trike",
-           "tumbling_top", "hanging_chain", "rope", "chain_on_stairs", "crate_on_bridge", "box_stack", "box_pile"]
+           "tumbling_top", "hanging_chain", "rope", "rope_bridge", "hanging_spring", "chain_on_stairs",
+           "crate_on_bridge", "box_stack", "box_pile"]
 # the scene constructors (``__all__`` also exports ``rib_angle``, the umbrella's measure of how far it opened)
 SCENE_NAMES = tuple(name for name in __all__ if name != "rib_angle")
 

@@ -14,12 +14,35 @@ def _rod_inertia(mass: float, length: float, radius: float = 0.02):
     return (t, t, 0.5 * mass * radius**2)
 
 
-def pendulum(length: float = 1.0, mass: float = 1.0, angle: float = 0.5) -> Scene:
-    """A rod of ``length`` m and ``mass`` kg hinged about x at the origin, started ``angle`` rad from vertical."""
+def pendulum(length: float = 1.0, mass: float = 1.0, angle: float = 0.5, point_mass: bool = False) -> Scene:
+    """A rod of ``length`` m and ``mass`` kg hinged about x at the origin, started ``angle`` rad from vertical;
+    ``point_mass=True``: a bob of ``mass`` kg at ``length`` m instead (the textbook pendulum, whose exact period
+    is 4 √(L/g) K(sin²(angle/2)))."""
     b = ModelBuilder()
-    b.add_body("rod", joint="revolute", axis=(1, 0, 0), com=(0, 0, -length / 2), mass=mass,
-               inertia=_rod_inertia(mass, length), joint_name="hinge")
+    if point_mass:  # (a tiny inertia: the bob is a point, the builder needs a positive one)
+        b.add_body("bob", joint="revolute", axis=(1, 0, 0), com=(0, 0, -length), mass=mass,
+                   inertia=(1e-9 * mass,) * 3, joint_name="hinge")
+    else:
+        b.add_body("rod", joint="revolute", axis=(1, 0, 0), com=(0, 0, -length / 2), mass=mass,
+                   inertia=_rod_inertia(mass, length), joint_name="hinge")
     return Scene(b.finalize(), name="pendulum", q0=np.array([angle]))
+
+
+def hanging_spring(stiffness: float = 200.0, mass: float = 2.0, damping: float = 0.0, rest_length: float = 0.5,
+                   drop: float | None = None) -> Scene:
+    """A free ``mass`` kg ball hanging from the world point (0, 0, ``rest_length``) on a spring of ``stiffness`` N/m
+    and ``damping`` N·s/m (rest length ``rest_length`` m), started at rest ``drop`` m below the spring's rest length
+    (default: at the rest length, m g / k above its equilibrium): it bobs at ω = √(k/m), the damped amplitude
+    falling as exp(−c t / 2m). The add-on's spring link between a passive and an active object, as a scene."""
+    b = ModelBuilder()
+    b.add_body("ball", joint="free", mass=mass, inertia=(0.4 * mass * 0.05 ** 2,) * 3, joint_name="free")
+    model = b.finalize()
+    q0 = model.neutral_q()
+    q0[2] = -(0.0 if drop is None else float(drop))  # the free joint's position, then its quaternion
+    scene = Scene(model, name="hanging_spring", q0=q0)
+    scene.add_spring(-1, np.array([0.0, 0.0, rest_length]), 0, np.array([0.0, 0.0, q0[2]]), stiffness,
+                     damping=damping, rest_length=rest_length, name="spring")
+    return scene
 
 
 def chain(n: int = 10, link_length: float = 0.25, link_mass: float = 0.5, angle: float = 0.3) -> Scene:

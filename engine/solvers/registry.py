@@ -20,12 +20,15 @@ from .steppers.redmax import RedMaxStepper
 
 STEPPERS: dict[str, Callable[..., Stepper]] = {
     "explicit": ExplicitStepper,                                # ABA + symplectic Euler
-    # RedMax step; the joints' geometric stiffness and the energy guard (energy_guard.py) are on for
-    # users (the bare RedMaxStepper keeps the thesis's step): pcg with the projected block Jacobi PCG,
-    # direct sparse LDLᵀ, dense Cholesky
-    "pcg": partial(RedMaxStepper, linear_solver="pcg", geometric_stiffness="joints", energy_guard=True),
-    "direct": partial(RedMaxStepper, linear_solver="direct", geometric_stiffness="joints", energy_guard=True),
-    "dense": partial(RedMaxStepper, linear_solver="dense", geometric_stiffness="joints", energy_guard=True),
+    # RedMax step; for users the joints' geometric stiffness, BDF2 and its energy budget (redmax_schemes.py,
+    # energy_guard.py; integrator="euler" is the step before issue #31; the bare RedMaxStepper keeps the
+    # thesis's step): pcg with the projected block Jacobi PCG, direct sparse LDLᵀ, dense Cholesky
+    "pcg": partial(RedMaxStepper, linear_solver="pcg", geometric_stiffness="joints", energy_guard=True,
+                   integrator="bdf2"),
+    "direct": partial(RedMaxStepper, linear_solver="direct", geometric_stiffness="joints", energy_guard=True,
+                      integrator="bdf2"),
+    "dense": partial(RedMaxStepper, linear_solver="dense", geometric_stiffness="joints", energy_guard=True,
+                     integrator="bdf2"),
     "baraff": BaraffSceneStepper,                               # maximal coordinates, Lagrange multipliers
     "hard-constraints": HardConstraintStepper,                  # maximal coordinates, impulses (seed 003)
 }

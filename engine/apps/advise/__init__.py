@@ -11,10 +11,10 @@ import importlib
 # public name -> its module, imported on first use (``python -m engine advise --help`` imports no kernels)
 _PUBLIC = {**dict.fromkeys(["DENSE_MAX_DOFS", "PROBE_BUDGET", "SOLVERS", "SUBSTEPS", "Advice", "Advisor"], "advisor"),
            **dict.fromkeys(["build_scene", "format_advice", "parse_params", "scale_stiffness"], "cli"),
-           **dict.fromkeys(["CONSTRAINT_TOL", "ENERGY_RISE", "Run", "Trial", "judge"], "trial")}
+           **dict.fromkeys(["CONSTRAINT_TOL", "ENERGY_RISE", "LIVELY", "Run", "Trial", "judge"], "trial")}
 
 __all__ = ["Advisor", "Advice", "DENSE_MAX_DOFS", "SOLVERS", "SUBSTEPS", "PROBE_BUDGET", "Trial", "Run", "judge", "CONSTRAINT_TOL",
-           "ENERGY_RISE", "build_scene", "format_advice", "parse_params", "scale_stiffness"]
+           "ENERGY_RISE", "LIVELY", "build_scene", "format_advice", "parse_params", "scale_stiffness"]
 
 
 def __getattr__(name: str):

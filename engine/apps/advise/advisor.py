@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .trial import CONSTRAINT_TOL, ENERGY_RISE, Run, Trial, judge  # noqa: F401  (engine.apps.advise's names)
+from .trial import CONSTRAINT_TOL, ENERGY_RISE, LIVELY, Run, Trial, judge  # noqa: F401  (engine.apps.advise's names)
 from ...errors import SimulationError
+from ...model import State
 from ...simulator import Simulator
 from ...solvers.registry import STEPPERS
 
@@ -50,6 +51,7 @@ PROBE_BUDGET = 0.03  # ... and only while the advisor's CPU time, that probe inc
 #                      probed once a setting is stable. (Trials are not shortened to fit it: a chain's growing mode can
 #                      show only at frame 5, tests/test_advise.py, and a pick must hold over the whole bake.)
 SOLVER_VERDICTS = ("PCG not converged",)  # verdicts about a solver's own solve, not shared with same-step solvers
+SETTLE_DT, SETTLE_STEPS = 0.25, 60  # the rest pose for the energy in motion: implicit Euler, 15 s in 0.25 s steps
 ENERGY_EVERY = 4  # the advisor's trials check energy every 4th frame (an energy costs about a step; a growing
 #                  mode grows by orders of magnitude within a few frames, so it still shows in time)
 
@@ -150,6 +152,7 @@ class Advisor:
         self.deferred: dict = {}  # solver not probed yet -> the probed solver whose stepper it shares (_family), or
         #                           None: a kind of step not probed yet (probed once within budget, see _candidates)
         self._start_energy = None
+        self._motion = None  # E(0) − E_rest (J), once a trial lost energy (_motion_energy)
         self._features = _features(scene)  # (once: a handful of array scans)
         self._group_cache = (-1, {})
         self.warmup_seconds = 0.0
@@ -157,14 +160,37 @@ class Advisor:
         self._search_start = time.process_time()
 
     # --------------------------------------------------------------- search
+    def _motion_energy(self) -> float:
+        """E(0) − E_rest (J): the energy the scene's motion has to keep, asked for (once per advice) when a trial's
+        step loses energy (the default step holds its energy, and never asks). E_rest: the energy at rest after
+        SETTLE_STEPS implicit Euler steps of SETTLE_DT s (each close to a Newton step on the potential: a mode of
+        rate ω keeps 1/(1 + (ω·0.25 s)²) of its energy a step; its energy guard keeps the run bounded), without
+        controllers; nan if that run fails."""
+        if self._motion is None:
+            import copy
+
+            scene = copy.deepcopy(self.scene)
+            scene.controllers = []
+            opts = self.options(SETTLE_DT) if callable(self.options) else dict(self.options or {})
+            opts.update(integrator="euler", on_unconverged="ignore")
+            try:
+                sim = Simulator(scene, "pcg", dt=SETTLE_DT, **opts)
+                e0 = sim.energy()
+                sim.step(SETTLE_STEPS)
+                s = sim.state
+                self._motion = e0 - sim.energy(State(s.q, 0.0 * s.qd, s.t))
+            except (SimulationError, ValueError):
+                self._motion = math.nan
+        return self._motion
+
     def _trial(self, solver, s) -> Trial:
         key = (solver, s)
         if key not in self.trials:
             if self._start_energy is None:  # the first trial's, taken at its first step
                 self._start_energy = next((t.start_energy for t in self.trials.values() if t.start_energy), None)
             self.trials[key] = Trial(self.scene, solver, s, self.fps, options=self.options, energy_every=ENERGY_EVERY,
-                                     lazy_kinetic=True,
-                                     start_energy=self._start_energy)
+                                     lazy_kinetic=True, start_energy=self._start_energy,
+                                     bake_seconds=(self.frames - 1) / self.fps, motion_energy=self._motion_energy)
             self._start_energy = self.trials[key].start_energy  # (None until its first step: see Trial)
             self.order.append(key)
         return self.trials[key]
@@ -480,7 +506,8 @@ def _reasons(pick, runs, not_applicable, skipped, fps, ladder, tried, same_steps
     else:
         out.append(f"{pick.solver} at {_substeps_text(pick.substeps)} (dt = {1e3 * pick.dt:.3g} ms) stayed stable over "
                    f"the first {pick.frames} frames ({pick.frames / fps:.2f} s): energy rise "
-                   f"{100 * pick.relative_energy_rise:.1f} % of the energy in motion"
+                   f"{100 * pick.relative_energy_rise:.1f} % of the energy in motion; energy kept "
+                   f"{100 * pick.energy_kept:.0f} % over the bake ({pick.bake_seconds:.3g} s)"
                    + (f", loop closures within {pick.constraint_error:.1g} m" if pick.constraint_error > 0 else "")
                    + f"; {1e3 * pick.steady_seconds_per_frame:.3g} ms CPU per frame")
         fewer = [r for r in runs if r.solver == pick.solver and not r.stable]

@@ -134,11 +134,12 @@ def format_advice(advice) -> str:
                  f"{advice.trial_frames} frames" + (f"; before it, {advice.warmup_seconds:.3g} s CPU loading the solvers' "
                                                     "kernels (once per process)." if advice.warmup_seconds > 0 else "."))
     head = ["solver", "substeps", "dt (ms)", "frames", "verdict", "ms/frame", "PCG its (mean/max)", "energy rise",
-            "closure err (m)"]
+            "energy kept", "closure err (m)"]
     rows = [[r.solver, str(r.substeps), f"{1e3 * r.dt:.3g}", str(r.frames), r.verdict + (" *" if r is advice.pick else ""),
              f"{1e3 * r.steady_seconds_per_frame:.3g}" if r.timed_steps else "—",
              f"{r.mean_iterations:.1f}/{r.max_iterations}" if r.solver == "pcg" else "—",
-             f"{100 * r.relative_energy_rise:.1f} %" if r.relative_energy_rise < 10 else "> 1000 %", f"{r.constraint_error:.1g}"] for r in advice.trials]
+             f"{100 * r.relative_energy_rise:.1f} %" if r.relative_energy_rise < 10 else "> 1000 %",
+             f"{100 * r.energy_kept:.0f} %" if r.frames else "—", f"{r.constraint_error:.1g}"] for r in advice.trials]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines += ["", fmt.format(*head), fmt.format(*("-" * w for w in widths)), *(fmt.format(*row) for row in rows)]

@@ -18,6 +18,7 @@ from ...simulator import Simulator
 
 ENERGY_RISE = 0.1  # unstable when energy rises by more than this fraction of the energy in motion
 CONSTRAINT_TOL = 1e-3  # m: largest loop-closure violation a stable run may show
+LIVELY = 0.9  # a setting must keep at least this fraction of the energy in motion over the bake (issue #31)
 
 
 @dataclass
@@ -51,6 +52,9 @@ class Run:
     energy_rise: float = 0.0
     energy_scale: float = 0.0
     constraint_error: float = 0.0
+    energy_lost: float = 0.0  # J: the energy the integrator took (``Simulator.energy_budget`` − energy), ≥ 0
+    motion_energy: float = math.nan  # J: the scene's energy in motion, E(0) − E_rest (asked for once energy is lost)
+    bake_seconds: float = 0.0  # s of scene time the setting is to run (the whole bake), for ``energy_kept
     verdict: str = "stable"
     detail: str = ""
     complete: bool = False  # the advisor's trial of this setting ran its full length: its verdict and cost may pick it
@@ -93,11 +97,25 @@ class Run:
     def relative_energy_rise(self) -> float:
         return self.energy_rise / self.energy_scale if self.energy_scale > 0 else 0.0
 
+    @property
+    def energy_kept(self) -> float:
+        """The fraction of the energy in motion left at the end of the bake (``bake_seconds``) at this setting: the
+        fraction the run kept, 1 − energy_lost / motion_energy over its ``steps × dt`` s, compounded over the bake —
+        exact for implicit Euler on an oscillation, which keeps 1/(1 + (ωh)²) of its energy every step whatever
+        the phase. 1 when the integrator took nothing (the default step holds its energy budget)."""
+        if self.energy_lost <= 0 or not self.steps:
+            return 1.0
+        if not self.motion_energy > 0:
+            return 0.0 if math.isfinite(self.motion_energy) else 1.0
+        kept = 1.0 - self.energy_lost / self.motion_energy
+        return max(kept, 0.0) ** (self.bake_seconds / (self.steps * self.dt)) if kept > 0 else 0.0
+
     def as_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d.update(stable=self.stable, seconds_per_frame=self.seconds_per_frame,
                  steady_seconds_per_frame=self.steady_seconds_per_frame,
-                 relative_energy_rise=self.relative_energy_rise, solve_share=self.solve_share)
+                 relative_energy_rise=self.relative_energy_rise, solve_share=self.solve_share,
+                 energy_kept=self.energy_kept)
         return d
 
 
@@ -108,8 +126,9 @@ def _median(values) -> float:
 
 def judge(run: Run, *, passive: bool = True) -> tuple[str, str]:
     """(verdict, detail) of a run so far: ``"stable"`` or why not. A diverged run has its verdict set
-    when the Simulator raises; energy growth is judged only on ``passive`` scenes (no controllers put
-    energy in)."""
+    when the Simulator raises; energy growth and damping are judged only on ``passive`` scenes (no controllers
+    put energy in). ``"damped"``: stable, but the integrator takes so much of the motion's energy that less than
+    LIVELY of it would be left at the end of the bake (``Run.energy_kept``; issue #31)."""
     if run.verdict == "diverged":
         return run.verdict, run.detail
     if run.unconverged_steps:
@@ -120,6 +139,9 @@ def judge(run: Run, *, passive: bool = True) -> tuple[str, str]:
         share = (f"{100 * run.relative_energy_rise:.0f} % of the {run.energy_scale:.3g} J in motion"
                  if run.relative_energy_rise < 10 else f"the scene had {run.energy_scale:.2g} J in motion")
         return "energy growth", f"energy rose {run.energy_rise:.3g} J, {share}"
+    if passive and run.energy_kept < LIVELY:
+        return "damped", (f"the step keeps only {100 * run.energy_kept:.0f} % of the energy in motion over the bake "
+                          f"({run.bake_seconds:.3g} s; < {100 * LIVELY:.0f} %)")
     return "stable", ""
 
 
@@ -129,14 +151,18 @@ class Trial:
     the scene (e.g. explicit with loop closures)."""
 
     def __init__(self, scene, solver: str, substeps: int, fps: float, *, dt: float | None = None, options=None,
-                 energy_every: int = 1, start_energy=None, lazy_kinetic: bool = False):
+                 energy_every: int = 1, start_energy=None, lazy_kinetic: bool = False, bake_seconds: float = 0.0,
+                 motion_energy=None):
         self.dt = float(dt) if dt is not None else 1.0 / (fps * substeps)
         opts = options(self.dt) if callable(options) else dict(options or {})
         opts.setdefault("on_unconverged", "ignore")  # counted in stats.unconverged_steps and judged here, not warned
         c0 = time.process_time()
         self.sim = Simulator(scene, solver, dt=self.dt, **opts)  # (public API only: step, state, stats, energy, step_energy)
         self.model = scene.model
-        self.run = Run(solver, int(substeps), self.dt, setup_seconds=time.process_time() - c0)
+        self.run = Run(solver, int(substeps), self.dt, setup_seconds=time.process_time() - c0,
+                       bake_seconds=float(bake_seconds))
+        # () -> E(0) − E_rest (J), asked once the run has lost energy (the advisor's, computed once per advice)
+        self.motion_energy = motion_energy
         self.passive = not scene.controllers
         self._seen = self._its_sum = 0
         self.first_state = None  # (q, q̇) concatenated after the first frame: how this solver steps (see Advisor)
@@ -239,6 +265,11 @@ class Trial:
             e = sim.energy()
         self._emin = min(self._emin, e)
         r.energy_rise = max(r.energy_rise, e - self._e0)
+        budget = sim.energy_budget()  # what the physics leaves: the rest the integrator took
+        r.energy_lost = max(budget - e, 0.0) if budget is not None else max(self._e0 - e, 0.0)
+        if r.energy_lost > self._floor and r.bake_seconds > 0 and self.motion_energy is not None \
+                and not math.isfinite(r.motion_energy):
+            r.motion_energy = float(self.motion_energy())
         # lazily: only once the energy rose past round-off, so that a rise is always told against the whole scale
         if not self.lazy_kinetic or r.energy_rise > self._floor:
             if not self._ke0_known:  # the start's kinetic energy, left out so far (lazy_kinetic)

@@ -13,7 +13,7 @@ from pathlib import Path
 # suites (``python -m engine bench --help``, the add-on's menu) imports no suite
 SUITES = {"algorithms": "algorithms", "redmax": "redmax", "spd": "spd", "baraff": "baraff", "minv": "minv",
           "hard-constraints": "hard_constraints", "chains": "chains", "peers": "peers", "direct": "direct",
-          "learn": "learn", "contact": "contact"}
+          "learn": "learn", "liveliness": "liveliness", "contact": "contact"}
 
 
 def suite_function(name: str):

@@ -13,6 +13,7 @@ import numpy as np
 from ...algorithms.aba import aba_kernel
 from ...algorithms.minv import minv
 from ...contact.handler import contact_stage
+from ...errors import SimulatorOptionError
 from ...forces.evaluator import ForceEvaluator
 from ...integrators import integrate
 from ...model import State
@@ -30,9 +31,12 @@ class ExplicitStepper:
     divergence_hint = "try a smaller dt or the implicit 'pcg' solver"
 
     def __init__(self, scene, dt: float, *, geometric_stiffness: bool = False, contact: dict | None = None,
-                 limits: dict | None = None, energy_guard: bool = False):
+                 limits: dict | None = None, energy_guard: bool = False, integrator: str = "euler"):
         if scene.loop_closures:
             raise ValueError("the explicit solver does not handle loop closures; use 'pcg', 'direct' or 'dense'")
+        if integrator != "euler":  # (the option the RedMax solvers share, so one set of options serves every solver)
+            raise SimulatorOptionError(f"the explicit solver integrates by symplectic Euler only (integrator='euler'), "
+                                       f"got integrator={integrator!r}")
         self.scene, self.model, self.dt = scene, scene.model, float(dt)
         self.ws = self.model.make_workspace()  # this stepper's own kinematics workspace
         _, springs = parse_geometric_stiffness(geometric_stiffness)  # (no implicit solve: the joints' term has no use here)
@@ -75,4 +79,4 @@ class ExplicitStepper:
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        return self.forces.energy(state, control, self.ws)
+        return self.forces.energy(state, control)

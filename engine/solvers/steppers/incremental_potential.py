@@ -232,7 +232,10 @@ class IncrementalPotentialStep:
         fe.evaluate(qp, u, control, ws)  # kinematics at q⁺ and the forces
         phi = inertial_residual(tree, ws, self._mass, self._com, self._D, self._gravity, self.c_pred, self.R_pred,
                                 1.0 / (h * h), self.g_wrench)
-        pot = fe.spring_energy + fe.point_force_energy + fe.joint_spring_energy(qp, control.joint_rest)
+        # V of the springs (a by-product of their forces) and of the control's loads and joint springs, on the
+        # link poses at q⁺ (forces/energy.py: the scene's one energy)
+        pot = fe.spring_energy + fe.scene_energy.control_potential(qp, control.joint_rest, control.point_forces,
+                                                                   ws.X0_E, ws.X0_r)
         phi += pot + 0.5 * h * float(fe.joint_damping @ (u * u))
         if not gradient:
             return phi, None, qp

@@ -18,17 +18,15 @@ large tensions). ``geometric_stiffness="joints"`` adds the geometric stiffness
 of the joints — the tension along chains, ``geometric_stiffness.py`` — to each
 body's block (``"all"``: both; False, this class's default: neither, the
 thesis's step; the solver registry turns ``"joints"`` on for ``engine.Simulator``).
-``energy_guard=True`` (on in ``engine.Simulator``) keeps a step from creating energy on scenes without
-closures, contact and limits (``energy_guard.py``); ``newton_iterations=k`` refines the step towards
-backward Euler on the incremental potential (``incremental_potential.py``; off).
+``integrator=`` picks the time integrator built from this solve (``redmax_schemes.py``: ``"euler"``, this
+class's default and the thesis's; ``"bdf2"``, the default of ``engine.Simulator``; ``"tr-bdf2"``, ``"blend"``);
+``energy_guard`` its energy budget (``energy_guard.py``: True, the integrator's own policy — "cap" for Euler,
+"hold" for the others —, False, "cap" or "hold"; off in this class by default); ``newton_iterations=k``
+refines the Euler step towards backward Euler on the incremental potential (``incremental_potential.py``; off).
 Loop closures impose G q̇⁺ = −C/h so that the next position error vanishes
-to first order. The direct solvers use the dual problem (Eq. 2.42 / 3.2) with
-one back-substitution per constraint row. PCG instead runs one projected CG
-(iterates kept on G q̇ = −C/h by projecting every residual in the
-preconditioner's metric), where the thesis runs l + 1 PCG solves;
-``closure_method="dual"`` restores the thesis's way for comparison. A
-post-stabilization projection of q⁺ (Newton steps in the metric of the block
-Jacobi preconditioner P, the same for all solvers) removes the remaining drift.
+to first order (``stages/closure_solve.py``: PCG by one projected CG run, where the thesis runs l + 1
+solves, the direct solvers by the dual problem of Eq. 2.42 / 3.2, ``closure_method="dual"`` the thesis's
+way for PCG too; then a post-stabilization of q⁺).
 
 Linear solvers: ``"pcg"`` (projected block Jacobi preconditioned CG, never
 forming J), ``"direct"`` (M̃ assembled each step on its fixed structural pattern and
@@ -41,7 +39,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.linalg
@@ -51,23 +48,25 @@ import scipy.sparse.csgraph
 from ..._jit import compiled_for
 from ...algorithms._flat import FlatModel
 from ...algorithms.aba import articulated_inertia_pass
-from ...algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ...algorithms.kinematics import joint_pass, world_pass
+from ...algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ...algorithms.minv import minv
 from ...contact.handler import contact_stage
 from ..stages.joint_limits import limit_stage
 from ...forces.evaluator import ForceEvaluator
-from ...integrators import integrate
 from ...errors import SimulatorOptionError
 from ...model import State
 from ...stepper import StepStats
-from ..linalg.block_jacobi import block_jacobi_solve, block_jacobi_solve_rows, pcg_solve
-from ..stages.loop_closures import closure_arrays, constraint_jacobian, constraint_rows
+from ..linalg.block_jacobi import block_jacobi_solve, pcg_solve
+from ..stages.closure_solve import MAX_FORCE_PASSES, ClosureSolve
+from ..stages.loop_closures import closure_arrays, constraint_rows
 from ..stages.geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from ..stages.energy_guard import make_energy_guard
+from ...integrators import integrate_kernel
 from ..stages.prescribed import PrescribedMotion, project
 from ..stages.servos import Servos
 from .incremental_potential import make_refinement
+from .redmax_schemes import SCHEMES, History, parse_integrator
 from ..linalg.reduced_operators import system_product
 from ..linalg.pair_couplings import add_pair_couplings
 from .redmax_step import assemble_step_system, force_arrays, pcg_step, system_buffer, tension_buffer
@@ -76,7 +75,6 @@ from ..linalg.direct import DirectSolver
 LINEAR_SOLVERS = ("pcg", "direct", "dense")
 CLOSURE_METHODS = ("projected", "dual")
 ORDERINGS = ("leaf-to-root", "rcm")  # the direct solver's elimination orders
-PARALLEL_MIN_DOFS = 200  # below this, one PCG solve is cheaper than a thread hand-off
 
 
 class RedMaxStepper:
@@ -91,8 +89,8 @@ class RedMaxStepper:
     def __init__(self, scene, dt: float, linear_solver: str = "pcg", *, tol: float = 1e-8, max_iter: int = 500,
                  ordering: str = "leaf-to-root", post_stabilize: bool = True, geometric_stiffness=False,
                  threads: int = 2, closure_method: str = "projected", contact: dict | None = None,
-                 limits: dict | None = None, newton_iterations: int = 0, energy_guard: bool = False,
-                 direct_backends="auto"):
+                 limits: dict | None = None, newton_iterations: int = 0, energy_guard=False,
+                 direct_backends="auto", integrator: str = "euler"):
         if linear_solver not in LINEAR_SOLVERS:
             raise ValueError(f"unknown linear solver {linear_solver!r}; expected one of {', '.join(LINEAR_SOLVERS)}")
         if closure_method not in CLOSURE_METHODS:
@@ -102,6 +100,10 @@ class RedMaxStepper:
             raise SimulatorOptionError(f"Simulator option 'ordering' must be one of {', '.join(ORDERINGS)}, "
                                        f"got {ordering!r}")
         self.closure_method = closure_method
+        self.integrator, policy = parse_integrator(integrator, energy_guard)
+        if newton_iterations and self.integrator != "euler":
+            raise SimulatorOptionError(f"Simulator option 'newton_iterations' refines the implicit Euler step; it "
+                                       f"needs integrator='euler', got integrator={integrator!r}")
         self.scene = scene
         self.model = model = scene.model
         self.dt = float(dt)
@@ -114,7 +116,6 @@ class RedMaxStepper:
         self.joint_stiffness, self.geometric_stiffness = parse_geometric_stiffness(geometric_stiffness)
         self._joint_gs = JointGeometricStiffness(scene.model, inertial=True) if self.joint_stiffness else None
         self.threads = max(1, int(threads))
-        self._pool = None
         n, nv = model.n_bodies, model.nv
         # this stepper's own kinematics and solver workspace: views into a FlatModel's buffer, which the
         # one-call step hands to its kernel whole (with the tree's two buffers) instead of 31 arrays
@@ -152,7 +153,7 @@ class RedMaxStepper:
         self._force_arrays = force_arrays(fe, model)
         gs = self._joint_gs if self._joint_gs is not None else JointGeometricStiffness(model)
         self._tension_buffer, self._tension_arrays = tension_buffer(gs, model)
-        # SystemArrays, PCG's scratch and pcg_step's energies (E(q, q̇), E(q⁺, q̇⁺) for the energy guard) in one buffer
+        # SystemArrays, PCG's scratch and pcg_step's energies (E(q, q̇), T⁺, V⁺, P⁺ for the energy guard) in one buffer
         self._system_buffer, self._system, self._vec, self._energies = system_buffer(
             model, m, h * fe.joint_damping + h * h * fe.joint_stiffness)
         self.A, self.coupling = self._system.A, self._system.coupling
@@ -167,8 +168,20 @@ class RedMaxStepper:
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
         # backward Euler by Newton on the incremental potential from the linear step's rates
         self._newton = make_refinement(self, newton_iterations)
-        self._energy_guard = make_energy_guard(self, energy_guard)  # passive scenes: no step creates energy
-        self._one_call = self._one_call and self._newton is None
+        self._energy_guard = make_energy_guard(self, policy is not None, policy)  # the step's energy budget
+        self._one_call = self._one_call and self._newton is None and self.integrator in ("euler", "bdf2")
+        # drives (prescribed joints, motors) set their own motion: such scenes take Euler steps whatever the
+        # integrator (the energy budget is off there too: make_energy_guard)
+        self._drives = bool(self.prescribed) or bool(self.servos)
+        self._scheme = SCHEMES["euler" if self._drives else self.integrator]
+        self._bdf2 = self.integrator == "bdf2" and not self._drives
+        self._history = History()  # BDF2's previous step
+        self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
+        self._stages_near = False  # the last solve's contact or limit stage had rows (solve)
+        self._zero_v = np.zeros(model.nv)
+        self._closure_solve = ClosureSolve(self)
+        self._solve_step = h  # the h of r = h D_r + h² K_r in the system buffer
+        self._q_solve, self._v_solve = np.zeros(model.nq), np.zeros(model.nv)  # BDF2's extrapolated state (kernel)
 
     # ------------------------------------------------------------ forces
     def reduced_forces(self, q, rest=None):
@@ -177,10 +190,12 @@ class RedMaxStepper:
         rest = self.scene.joint_rest if rest is None else rest
         return fe.joint_forces(q, rest), h * fe.joint_damping + h * h * fe.joint_stiffness
 
-    def evaluate(self, q, qd, control, articulated=False):
+    def evaluate(self, q, qd, control, articulated=False, h=None):
         """Kinematics at (q, q̇) and every force: fills wrench, A, coupling and the step's right-hand
-        side (``assemble_step_system``; articulated: also the preconditioner's inward pass);
-        returns (f_r, r)."""
+        side (``assemble_step_system``; articulated: also the preconditioner's inward pass) for a solve of
+        step h (default: the stepper's dt); returns (f_r, r)."""
+        h = self.dt if h is None else float(h)
+        self._set_solve_step(h)
         fe, sa, ta = self.forces, self._system, self._tension_arrays
         gs = self._joint_gs
         closure_forces = gs is not None and gs.closure_wrench is not None
@@ -189,10 +204,17 @@ class RedMaxStepper:
         pf_body, pf_point, pf_force, pf_K = self._point_forces(control)
         fe.spring_energy, fe.point_force_energy = assemble_step_system(
             self.model.tree, self.ws, self.pairs, self._force_arrays, ta, sa, _floats(q), _floats(qd),
-            _floats(control.joint_rest), pf_body, pf_point, pf_force, pf_K, self.dt, self.geometric_stiffness,
+            _floats(control.joint_rest), pf_body, pf_point, pf_force, pf_K, h, self.geometric_stiffness,
             gs is not None, gs is not None and gs.inertial, closure_forces, articulated)
         fe.point_force_body, fe.point_force_K = pf_body, pf_K
         return sa.f_r.copy(), sa.reduced_diag.copy()
+
+    def _set_solve_step(self, h):
+        """r = h D_r + h² K_r of a solve of step h in the system buffer (rewritten only when h changes)."""
+        if h != self._solve_step:
+            fe = self.forces
+            self._system.reduced_diag[:] = h * fe.joint_damping + h * h * fe.joint_stiffness
+            self._solve_step = h
 
     def _point_forces(self, control):
         """(body, point, force, K scratch) of the control's point forces as the kernels take them."""
@@ -208,19 +230,19 @@ class RedMaxStepper:
 
     def energy(self, state, control) -> float:
         """Kinetic + gravitational + spring (+ joint spring, point force) potential energy (J)."""
-        return self.forces.energy(state, control, self.ws)
+        return self.forces.energy(state, control)
 
     def step_energy(self, state, control, start: bool = False):
         """``energy(state, control)`` as the energy guard already has it (J): E(q⁺, q̇⁺) of the step that returned
-        ``state`` (the step kernel's, or the guard's own after a clamp), equal to ``energy`` to round-off; None
-        without a guard or when ``state`` or ``control`` are not that step's (compared bytewise, as the guard does).
-        start=True: E(q, q̇) at that step's start instead (the one-call step's own; None on the general path)."""
-        if self._energy_guard is None or (start and not self._one_call):
+        ``state`` (the step kernel's, or the guard's own after it scaled the rates), equal to ``energy`` to
+        round-off; None without a guard or when ``state`` or ``control`` are not that step's (compared bytewise, as
+        the guard does). start=True: E(q, q̇) at that step's start instead (the guard's start of its budget)."""
+        if self._energy_guard is None:
             return None
         e1 = self._energy_guard.last_energy(state, control)
         if e1 is None:
             return None
-        return float(self._energies[0]) if start else e1
+        return float(self._energy_guard.start_energy) if start else e1
 
     # ------------------------------------------------------------- solves
     def _prepare_solver(self, reduced_diag, articulated_done=False):
@@ -349,87 +371,102 @@ class RedMaxStepper:
 
     # --------------------------------------------------------------- step
     def step(self, state, control):
-        """One RedMax step from ``state`` under ``control``; returns the state at t + h and records
-        iterations and constraint error in ``stats``."""
+        """One RedMax step from ``state`` under ``control`` by the stepper's integrator (``redmax_schemes.py``);
+        returns the state at t + h and records iterations and constraint error in ``stats``."""
         if self._one_call:
             return self._pcg_step(state, control)
-        model, h = self.model, self.dt
-        q, qd = state.q, state.qd
+        (q_new, constraint_error), qd_new, impulse_loss, report, smooth = self._scheme(self, state, control)
+        if self._energy_guard is not None:
+            qd_new = self._energy_guard.apply(state, q_new, qd_new, control, impulse_loss=impulse_loss,
+                                              impulsive=not smooth)
+        if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
+            q_new = self.contact.stabilize(q_new)  # projection keeps the closures, to first order)
+        if self._bdf2:
+            self._history.record(state, q_new, qd_new, smooth and not self._stages_near)
+        total_its, max_its, solves, solve_seconds = report
+        # per linear solve, the most any solve of this step took
+        self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
+        return State(q_new, qd_new, state.t + self.dt)
+
+    def solve(self, q, qd, control, h_solve, h_move):
+        """The linearly implicit solve of Eq. 2.13–2.15 with step h_solve from (q (nq,), q̇ (nv,)) — loop closures
+        aiming at q ⊕ h_move q̇⁺ (C → 0 there), their forces iterated into the tension (``closure_solve.py``) —,
+        then contact and joint limits in the step's metric M̃. Returns (q̇⁺ of the solve, q̇⁺ after contact and limits
+        (the same array when they did nothing), the energy their impulses took — E(q ⊕ h_m q̇*, q̇*) −
+        E(q ⊕ h_m q̇⁺, q̇⁺), the step without and with them (J, when the energy budget holds the energy; else 0) —,
+        (total iterations, most of one solve, solves, solve seconds))."""
         pcg = self.linear_solver == "pcg"
-        _, reduced_diag = self.evaluate(q, qd, control, articulated=pcg)  # leaves the step's kinematics in ws
-        rhs = self._system.rhs  # Eq. 2.15
-        solve_start = time.perf_counter()  # the linear-solver-dependent part (StepStats.solve_seconds)
-        self._prepare_solver(reduced_diag, articulated_done=pcg)
-        self._presc_rows = self.prescribed.rows(q, state.t) if self.prescribed else (np.zeros(0, np.int64), np.zeros(0))
-        self._presc_end = state.t + h
+        # prescribed joints: unit rows with their rates beside the closures' (stages/prescribed.py)
+        self._presc_rows = self.prescribed.rows(q, control.t) if self.prescribed else self._no_presc
+        self._presc_end = control.t + h_move
         closures = len(self._closures.n_rot) > 0 or len(self._presc_rows[0]) > 0
-        if not closures:
-            qd_new, its = self._solve(rhs, self.qd_guess)
-            total_its, max_its, solves = its, its, 1
-            if self._newton is not None:
-                qd_new, total_its, solves = self._newton.refine(q, qd, qd_new, control, total_its, solves)
-        else:
-            qd_new, (total_its, max_its, solves) = self._solve_with_closures(rhs)
-            if self._joint_gs is not None or self._closures_breakable:  # their forces add tension in the next step
-                residual = self.system_product(qd_new) - rhs
-                Y, Sinv = self._projection
-                self.row_impulses = (Sinv @ (Y @ residual))[:len(self._closure_rows[1])]
-                if self._joint_gs is not None:
-                    self._joint_gs.record_closures(model, *self._closure_rows, Y, Sinv, residual, h)
-        self.qd_guess = qd_new
-        solve_seconds = time.perf_counter() - solve_start
+        gs = self._joint_gs
+        total = most = solves = 0
+        solve_seconds = 0.0
+        for _ in range(MAX_FORCE_PASSES if closures and gs is not None else 1):
+            used = None if not closures or gs is None or gs.closure_wrench is None else gs.closure_wrench.copy()
+            self.evaluate(q, qd, control, articulated=pcg, h=h_solve)  # leaves the step's kinematics in ws
+            rhs = self._system.rhs  # Eq. 2.15
+            solve_start = time.perf_counter()  # the linear-solver-dependent part (StepStats.solve_seconds)
+            self._prepare_solver(self._system.reduced_diag.copy(), articulated_done=pcg)
+            if not closures:
+                qd_new, its = self._solve(rhs, self.qd_guess)
+                t, m, n = its, its, 1
+                if self._newton is not None:
+                    qd_new, t, n = self._newton.refine(q, qd, qd_new, control, t, n)
+            else:
+                qd_new, (t, m, n) = self._closure_solve.velocities(rhs, h_move)
+            solve_seconds += time.perf_counter() - solve_start
+            total, most, solves = total + t, max(most, m), solves + n
+            self.qd_guess = qd_new
+            if not closures or (gs is None and not self._closures_breakable):
+                break
+            residual = self.system_product(qd_new) - rhs
+            Y, Sinv = self._projection
+            # each closure row's impulse over the stepper's dt (breakable closures): the solve's multiplier is its
+            # force over h_solve (BDF2 solves over 2/3 of the step)
+            self.row_impulses = (Sinv @ (Y @ residual))[:len(self._closure_rows[1])] * (self.dt / h_solve)
+            if gs is None:
+                break
+            # their forces add tension to this solve (again, if they moved) and to the next step's
+            gs.record_closures(self.model, *self._closure_rows, Y, Sinv, residual, h_solve)
+            if not self._closure_solve.forces_moved(used):
+                break
+        smooth = qd_new
         fixed = self._fixed_rows if closures else None
-        if self.servos:
+        if self.servos:  # motors: bounded rows in the step's metric, closures and prescribed rows kept
             qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed)
         if self.contact is not None:
-            qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
+            with _step_of(self.contact, h_move):
+                qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
             if len(self._presc_rows[0]):  # contact may have pushed a prescribed joint: its rows again
-                W = minv(model, q, inertia=self.A, joint_diag=self._r, ws=self.servos.ws)
+                W = minv(self.model, q, inertia=self.A, joint_diag=self._r, ws=self.servos.ws)
                 qd_new = project(qd_new, W, *self._presc_rows, fixed[:len(fixed) - len(self._presc_rows[0])])
         if self.limits is not None:
             self.limits.hold(self.prescribed.unit_rows(self._presc_rows[0]) if len(self._presc_rows[0]) else None)
-            qd_new = self.limits.apply(q, qd_new, self.A, self._r)
-        q_new = integrate(model, q, qd_new, h)
-        if self._energy_guard is not None:
-            qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
-        constraint_error = 0.0
-        if closures and self.post_stabilize:
-            q_new, constraint_error = self._project(q_new)
-        if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
-            q_new = self.contact.stabilize(q_new)  # projection keeps the closures, to first order)
-        # per linear solve, the most any solve of this step took
-        self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
-        return State(q_new, qd_new, state.t + h)
+            with _step_of(self.limits, h_move):
+                qd_new = self.limits.apply(q, qd_new, self.A, self._r)
+        loss = 0.0
+        # contact or limit rows were near (the stages hand back their input when none is): the configuration is
+        # close to a surface or a bound, where BDF2's extrapolated start could already be past it (next step: Euler)
+        self._stages_near = qd_new is not smooth
+        if qd_new is not smooth and np.array_equal(qd_new, smooth):
+            qd_new = smooth  # the stages had rows but no impulse: a smooth step
+        elif qd_new is not smooth and self._energy_guard is not None and self._energy_guard.policy == "hold":
+            # what the impulses took: the energy the step would end with without them, less what it ends with
+            # (an impact's approach energy, friction's work; nothing for a resting contact, which cancels the
+            # step's own acceleration: without it the body would fall and its energy stay the same)
+            guard = self._energy_guard
+            without = sum(guard.kinetic_and_potential(self._moved(q, smooth, h_move), smooth, control))
+            loss = max(without - sum(guard.kinetic_and_potential(self._moved(q, qd_new, h_move), qd_new, control)), 0.0)
+        return smooth, qd_new, loss, (total, most, solves, solve_seconds)
 
-    def _pcg_step(self, state, control):
-        """``step`` in one kernel call (``redmax_step.pcg_step``): no closures, contact or limits."""
-        pf = self._point_forces(control)
-        q, qd, rest = _floats(state.q), _floats(state.qd), _floats(control.joint_rest)
-        if q.shape != self._q_shape or qd.shape != self.qd_guess.shape or rest.shape != self._q_shape:
-            # the compiled entry point reads what it is given: refuse before it reads out of bounds
-            raise ValueError(f"RedMax step: q and joint_rest must have shape {self._q_shape} and qd "
-                             f"{self.qd_guess.shape}; got {q.shape}, {rest.shape} and {qd.shape}")
-        qd_new = self.qd_guess.copy()
-        q_new = np.empty_like(q)
-        if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step (fixed from here)
-            flat, gs = self._flat, self._joint_gs
-            self._step_args = (flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays, self._tension_buffer,
-                               self._system_buffer, self.dt, self.geometric_stiffness, gs is not None,
-                               gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
-                               self._energy_guard is not None)
-            self._pcg_step_kernel = compiled_for(pcg_step, (q, qd, rest, *pf, qd_new, q_new, *self._step_args))
-            self._r = self._system.reduced_diag
-        start = time.perf_counter()
-        its = self._pcg_step_kernel(q, qd, rest, *pf, qd_new, q_new, *self._step_args)
-        # the solve is inside the kernel: without couplings it is one exact block solve (no other linear solver
-        # can beat it, 0 s); with couplings the whole call is the bound the advisor gets (StepStats.solve_seconds)
-        solve_seconds = 0.0 if self._exact_preconditioner else time.perf_counter() - start
-        self.forces.point_force_body, self.forces.point_force_K = pf[0], pf[3]
-        self.qd_guess = qd_new
-        if self._energy_guard is not None:
-            qd_new = self._energy_guard.apply(state, q_new, qd_new, control, self._energies)
-        self.stats = StepStats(its, its, 1, 0.0, solve_seconds)
-        return State(q_new, qd_new, state.t + self.dt)
+    def onto_closures(self, q):
+        """(q, the largest closure error (m/rad)): q back onto the loop closures (``closure_solve.project``), or as
+        it is without closures or with ``post_stabilize=False``."""
+        if (len(self._closures.n_rot) == 0 and len(self._presc_rows[0]) == 0) or not self.post_stabilize:
+            return q, 0.0
+        return self._closure_solve.project(q)
 
     def _closure_rows_at(self, q, ws):
         """(bodies (l, 2), link-frame rows (l, 12)) of the loop closures at q (kinematics into ws)."""
@@ -438,106 +475,68 @@ class RedMaxStepper:
         bodies, rows, _ = constraint_rows(self._closures, ws)
         return bodies, rows
 
-    def _solve_with_closures(self, rhs):
-        """Velocities with G q̇ = −C/h (Eq. 2.42). PCG: one projected CG run in the metric of the
-        preconditioner P. ``closure_method="dual"`` and the direct solvers: Eq. 3.2,
-        (G M̃⁻¹ Gᵀ) λ = G M̃⁻¹ f̃ + C/h, q̇ = M̃⁻¹ f̃ − M̃⁻¹Gᵀ λ, with l extra solves."""
-        model, ws = self.model, self.ws
-        bodies, rows, C = constraint_rows(self._closures, ws)
-        G = np.empty((len(C), model.nv))
-        constraint_jacobian(model.tree, ws, bodies, rows, self._lnk[1], G)
-        self._closure_rows = (bodies, rows)
-        dofs, rates = self._presc_rows
-        target = -C / self.dt
-        if len(dofs):  # prescribed joints: unit rows with their rates (stages/prescribed.py)
-            G = np.vstack([G, self.prescribed.unit_rows(dofs)])
-            target = np.concatenate([target, rates])
-        self._fixed_rows = G
-        if self.linear_solver != "pcg":  # P also serves as the post-stabilization metric
-            articulated_inertia_pass(model.tree, ws, self.A, self._r)
-        Y = np.empty_like(G)
-        block_jacobi_solve_rows(model.tree, ws, G, Y)
-        Sinv = _constraint_inverse(G @ Y.T)
-        self._projection = (Y, Sinv)
-        if self.linear_solver == "pcg" and self.closure_method == "projected":
-            x0 = self.qd_guess + Y.T @ (Sinv @ (target - G @ self.qd_guess))  # feasible start
-            x, its = self._pcg(rhs, x0, (G, Y, Sinv))
-            return x, (its, its, 1)
-        u0, total = self._solve(rhs, self.qd_guess)
-        guesses = getattr(self, "_Y_guess", None)
-        if guesses is None or guesses.shape != G.T.shape:
-            guesses = np.zeros_like(G.T)
-        MinvGT, col_its = self._solve_columns(np.ascontiguousarray(G.T), guesses)
-        self._Y_guess = MinvGT
-        lam = _constraint_inverse(G @ MinvGT) @ (G @ u0 - target)
-        return u0 - MinvGT @ lam, (total + sum(col_its), max([total] + col_its), 1 + len(col_its))
+    def _moved(self, q, v, h):
+        """q ⊕ h v (nq,), without ``integrate``'s input checks (q and v are the step's own)."""
+        out = np.array(q, dtype=float)
+        m = self.model
+        integrate_kernel(m.joint_type, m.q_start, m.v_start, out, _floats(v), float(h), out)
+        return out
 
-    def _solve_columns(self, B, X0):
-        """M̃⁻¹ B column by column: the l independent solves of Eq. 3.2.
+    def _pcg_step(self, state, control):
+        """``step`` in one kernel call (``redmax_step.pcg_step``): no closures, contact or limits; Euler or BDF2."""
+        pf = self._point_forces(control)
+        q, qd, rest = _floats(state.q), _floats(state.qd), _floats(control.joint_rest)
+        if q.shape != self._q_shape or qd.shape != self.qd_guess.shape or rest.shape != self._q_shape:
+            # the compiled entry point reads what it is given: refuse before it reads out of bounds
+            raise ValueError(f"RedMax step: q and joint_rest must have shape {self._q_shape} and qd "
+                             f"{self.qd_guess.shape}; got {q.shape}, {rest.shape} and {qd.shape}")
+        prev = self._history.extrapolation(state) if self._bdf2 else None
+        bdf2 = prev is not None
+        q_prev, qd_prev = prev if bdf2 else (q, qd)
+        h = 2.0 * self.dt / 3.0 if bdf2 else self.dt
+        self._set_solve_step(h)
+        qd_new = self.qd_guess.copy()
+        q_new = np.empty_like(q)
+        guard = self._energy_guard
+        if self._pcg_step_kernel is None:  # the arguments that stay the same from step to step (fixed from here)
+            flat, gs = self._flat, self._joint_gs
+            self._step_args = (flat.ints, flat.floats, flat.work, self.pairs, self._force_arrays, self._tension_buffer,
+                               self._system_buffer, self.geometric_stiffness, gs is not None,
+                               gs is not None and gs.inertial, self._exact_preconditioner, self.tol, self.max_iter,
+                               0 if guard is None else (2 if guard.policy == "hold" else 1))
+            self._pcg_step_kernel = compiled_for(pcg_step, (q, qd, q_prev, qd_prev, rest, *pf, qd_new, q_new,
+                                                            self._q_solve, self._v_solve, h, bdf2, *self._step_args))
+            self._r = self._system.reduced_diag
+        start = time.perf_counter()
+        its = self._pcg_step_kernel(q, qd, q_prev, qd_prev, rest, *pf, qd_new, q_new, self._q_solve, self._v_solve,
+                                    h, bdf2, *self._step_args)
+        # the solve is inside the kernel: without couplings it is one exact block solve (no other linear solver
+        # can beat it, 0 s); with couplings the whole call is the bound the advisor gets (StepStats.solve_seconds)
+        solve_seconds = 0.0 if self._exact_preconditioner else time.perf_counter() - start
+        self.forces.point_force_body, self.forces.point_force_K = pf[0], pf[3]
+        self.qd_guess = qd_new
+        if guard is not None:
+            qd_new = guard.apply(state, q_new, qd_new, control, self._energies)
+        if self._bdf2:
+            self._history.record(state, q_new, qd_new, True)
+        self.stats = StepStats(its, its, 1, 0.0, solve_seconds)
+        return State(q_new, qd_new, state.t + self.dt)
 
-        PCG runs them on ``threads`` Python threads (the kernels release the GIL),
-        each with private scratch arrays; the factorization is shared read-only.
-        The direct and dense solvers back-substitute all columns in one call.
-        """
-        if self.linear_solver != "pcg":
-            if self.linear_solver == "dense":
-                return scipy.linalg.cho_solve(self._chol, B, check_finite=False), [0] * B.shape[1]
-            return self.direct_solver.solve(B), [0] * B.shape[1]
-        l = B.shape[1]
-        if self.threads == 1 or l < 2 or self.model.nv < PARALLEL_MIN_DOFS:  # hand-off costs more than small solves
-            cols = [self._pcg(B[:, k], X0[:, k]) for k in range(l)]
-        else:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self.threads)
-            chunks = [range(t, l, self.threads) for t in range(self.threads)]
-            parts = list(self._pool.map(lambda ks: [(k, self._pcg_private(B[:, k], X0[:, k])) for k in ks], chunks))
-            cols = [None] * l
-            for part in parts:
-                for k, res in part:
-                    cols[k] = res
-        return np.column_stack([c[0] for c in cols]), [c[1] for c in cols]
 
-    def _pcg_private(self, b, x0):
-        """PCG with thread-private scratch (the shared workspace's factorization is only read)."""
-        model = self.model
-        n, nv = model.n_bodies, model.nv
-        z = np.zeros
-        ws = self.ws._replace(pA=z((n, 6)), a=z((n, 6)), u=z(nv), tmp6=z(6), tmp6b=z(6))
-        x = x0.copy()
-        its = pcg_solve(model.tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
-                        self.max_iter, z(nv), z(nv), z(nv), z(nv), z((n, 6)), z((n, 6)), self._no_rows, self._no_rows,
-                        z((0, 0)), z(0))
-        return x, its
+class _step_of:
+    """``with _step_of(stage, h):`` the contact or limit stage takes the step h for its targets (the positions
+    move by h q̇⁺: BDF2's and the trapezoidal stages' steps differ from the stepper's dt)."""
 
-    def _project(self, q):
-        """Post-stabilization: q ← q ⊕ (−P⁻¹Gᵀ (G P⁻¹Gᵀ)⁺ C(q)), Newton steps in the metric of the
-        block Jacobi preconditioner P (an SPD stand-in for M̃ that every solver can afford) with the
-        step's slightly stale G, until max|C| < 1e-10 (at most 8; convergence is linear). The last
-        kinematics pass is that of the returned q (no extra pass for its error).
-        Returns (q, the largest remaining |C|)."""
-        model, ws = self.model, self.ws
-        Y, Sinv = self._projection
-        for it in range(9):
-            joint_pass(model.tree, q, ws)
-            world_pass(model.tree, ws)
-            _, _, C = constraint_rows(self._closures, ws)
-            if len(self._presc_rows[0]):  # the prescribed joints' rows come last in G: their errors too
-                C = np.concatenate([C, self.prescribed.errors(q, self._presc_end)[1]])
-            error = float(np.abs(C).max()) if len(C) else 0.0
-            if error < 1e-10 or it == 8:
-                return q, error
-            q = integrate(model, q, -Y.T @ (Sinv @ C), 1.0)
+    def __init__(self, stage, h):
+        self.stage, self.h = stage, float(h)
+
+    def __enter__(self):
+        self.saved, self.stage.dt = self.stage.dt, self.h
+
+    def __exit__(self, *exc):
+        self.stage.dt = self.saved
 
 
 def _floats(x):
     """x as a contiguous float64 array (no copy when it already is one)."""
     return np.ascontiguousarray(x, dtype=float)
-
-
-def _constraint_inverse(S):
-    """(G W Gᵀ)⁺ for the small dense l × l matrix S (W SPD). The pseudo-inverse handles redundant
-    constraints (e.g. two point closures on a planar chain), where λ is not unique but Gᵀλ is."""
-    w, V = np.linalg.eigh(S)
-    keep = w > 1e-12 * max(w.max(initial=0.0), 1e-300)
-    return (V[:, keep] / w[keep]) @ V[:, keep].T
-

@@ -44,14 +44,14 @@ from ...forces.point_pair import point_pair_kernel
 from ...integrators import integrate_kernel, position_error
 from ...spatial import inertia_times
 from ..linalg.block_jacobi import block_jacobi_solve, pcg_solve
-from ..stages.energy_guard import kinetic_and_gravity, pair_energy, point_force_energy
+from ...forces.energy import damping_power, scene_energy
 from ..stages.geometric_stiffness import add_tension_blocks, segment_tensors
 from ..linalg.reduced_operators import jacobian_transpose_product
 
 # wrench, wrench_damping (n, 6); K, D (m, 12, 12); active (m,); body_damping_blocks (n, 6, 6);
-# joint_stiffness (nv,); spring_v: dofs with joint springs; difference, zero_v (nv,) scratch / zeros
+# joint_stiffness, joint_damping (nv,); spring_v: dofs with joint springs; difference, zero_v (nv,) scratch / zeros
 ForceArrays = namedtuple("ForceArrays", "wrench wrench_damping K D active body_damping_blocks joint_stiffness "
-                                        "spring_v difference zero_v")
+                                        "joint_damping spring_v difference zero_v")
 # segment_tensors' inputs and scratch; closure_wrench (n, 6): the last step's loop-closure forces;
 # wrench_total (n, 6) scratch: wrench + closure_wrench
 TensionArrays = namedtuple("TensionArrays", "mass com gravity closure_wrench wrench_total acc6 own F T")
@@ -63,7 +63,8 @@ SystemArrays = namedtuple("SystemArrays", "A coupling reduced_diag f_r bias rhs 
 def force_arrays(fe, model) -> ForceArrays:
     """The ForceArrays view of a ``ForceEvaluator`` (shares its output arrays)."""
     return ForceArrays(fe.wrench, fe.wrench_damping, fe.K, fe.D, fe.active, fe.body_damping_blocks,
-                       fe.joint_stiffness, fe._spring_v, np.zeros(model.nv), np.zeros(model.nv))
+                       fe.joint_stiffness, np.ascontiguousarray(fe.joint_damping, float), fe._spring_v,
+                       np.zeros(model.nv), np.zeros(model.nv))
 
 
 @kernel(inline=True)
@@ -99,14 +100,14 @@ def unpack_tension(buf, n):
 @kernel(inline=True)
 def system_offsets(n, nv, m):
     """Where ``system_buffer`` puts A, coupling, reduced_diag, f_r, bias, rhs, y, w, the empty rows (all
-    three at one offset), PCG's r, z, p, Ap and the guard's energies (2,); then the buffer's length."""
+    three at one offset), PCG's r, z, p, Ap and the guard's energies (4,); then the buffer's length."""
     o_c = 36 * n
     o_rd = o_c + 36 * m
     o_y = o_rd + 4 * nv
     o_r = o_y + 12 * n
     o_e = o_r + 4 * nv
     return (0, o_c, o_rd, o_rd + nv, o_rd + 2 * nv, o_rd + 3 * nv, o_y, o_y + 6 * n, o_r, o_r, o_r + nv,
-            o_r + 2 * nv, o_r + 3 * nv, o_e, o_e + 2)
+            o_r + 2 * nv, o_r + 3 * nv, o_e, o_e + 4)
 
 
 def system_buffer(model, n_pairs: int, reduced_diag):
@@ -123,7 +124,7 @@ def system_buffer(model, n_pairs: int, reduced_diag):
                       view(5, (nv,)), view(6, (n, 6)), view(7, (n, 6)), view(8, (0, nv)), view(8, (0, 0)),
                       view(8, (0,)))
     sa.reduced_diag[:] = reduced_diag
-    return buf, sa, [view(9 + k, (nv,)) for k in range(4)], view(13, (2,))
+    return buf, sa, [view(9 + k, (nv,)) for k in range(4)], view(13, (4,))
 
 
 @kernel(inline=True)
@@ -137,7 +138,7 @@ def unpack_system(buf, n, nv, m):
                       contiguous_view(buf, o[8], (0, nv)), contiguous_view(buf, o[8], (0, 0)),
                       contiguous_view(buf, o[8], (0,)))
     return (sa, contiguous_view(buf, o[9], (nv,)), contiguous_view(buf, o[10], (nv,)),
-            contiguous_view(buf, o[11], (nv,)), contiguous_view(buf, o[12], (nv,)), contiguous_view(buf, o[13], (2,)))
+            contiguous_view(buf, o[11], (nv,)), contiguous_view(buf, o[12], (nv,)), contiguous_view(buf, o[13], (4,)))
 
 
 @kernel(inline="llvm", refcounts=False)
@@ -241,44 +242,65 @@ def assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
 
 
 @kernel(inline=True)
-def joint_spring_energy(fa):
-    """½ Σ K_r d² (J) over the sprung dofs, d = fa.difference (q ⊖ q_rest, from ``position_error``)."""
-    e = 0.0
-    for j in range(fa.spring_v.shape[0]):
-        d = fa.spring_v[j]
-        e += fa.joint_stiffness[d] * (fa.difference[d] * fa.difference[d])
-    return 0.5 * e
+def bdf2_start(tree, q, qd, q_prev, qd_prev, zero_v, q_solve, v_solve):
+    """BDF2's extrapolated start (``redmax_schemes.py``): q_solve = q ⊕ (q ⊖ q⁻)/3, v_solve = (4 q̇ − q̇⁻)/3."""
+    position_error(tree, q, zero_v, q_prev, 0.0, v_solve)  # v_solve first holds q ⊖ q⁻, the last step's displacement
+    integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q, v_solve, 1.0 / 3.0, q_solve)
+    for k in range(qd.shape[0]):
+        v_solve[k] = (4.0 * qd[k] - qd_prev[k]) / 3.0
 
 
 @kernel
-def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, floats, work, pairs, fa, tension, system, h,
-             springs_geometric, joint_tension, inertial, exact_preconditioner, tol, max_iter, guard):
-    """The whole RedMax PCG step without loop closures, contact or enforced limits.
+def bdf2_start_flat(ints, floats, q, qd, q_prev, qd_prev, zero_v, q_solve, v_solve):
+    """``bdf2_start`` on a ``FlatModel``'s buffers (three plain arrays to hand over instead of the tree's
+    namedtuple, whose argument check costs more than the arithmetic)."""
+    bdf2_start(unpack_tree(ints, floats), q, qd, q_prev, qd_prev, zero_v, q_solve, v_solve)
+
+
+@kernel
+def pcg_step(q, qd, q_prev, qd_prev, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, q_solve, v_solve, h, bdf2,
+             ints, floats, work, pairs, fa, tension, system, springs_geometric, joint_tension, inertial,
+             exact_preconditioner, tol, max_iter, guard):
+    """The whole RedMax PCG step without loop closures, contact or enforced limits: implicit Euler, or BDF2.
 
     ints, floats, work: a ``FlatModel``'s buffers (the tree, and the workspace the step runs in: three
     arguments to hand over instead of 31 arrays, unpacked here as borrowed views); system: the stepper's
-    ``system_buffer`` (SystemArrays, PCG's scratch r, z, p, Ap (nv,) and energies (2,)); tension: its
+    ``system_buffer`` (SystemArrays, PCG's scratch r, z, p, Ap (nv,) and energies (4,)); tension: its
     ``tension_buffer`` (TensionArrays).
-    x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q ⊕ h q̇⁺. exact_preconditioner: no spring couples two moving bodies, so P = M̃
-    (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in its one iteration (counted as
-    one). guard: also fill energies with E(q, q̇) and E(q⁺, q̇⁺) (J; T + gravity + springs +
-    point forces + joint springs, summed as ``EnergyGuard._energy``) for the energy guard, which would
-    otherwise redo the kinematics and forces passes in Python; the second leaves ws at (q⁺, q̇⁺) (the
-    force arrays stay at (q, q̇)). Returns PCG's iteration count."""
+    (q, q̇) (nq,), (nv,): the state; h: the solve's step (r in the system buffer must be h D_r + h² K_r). bdf2:
+    the step is BDF2's (``redmax_schemes.py``): the solve runs from q̃ = q ⊕ (q ⊖ q⁻)/3, q̇̃ = (4 q̇ − q̇⁻)/3
+    ((q⁻, q̇⁻) = (q_prev, qd_prev)) with h = 2/3 of the stepper's dt; else from (q, q̇) (implicit Euler). q_solve
+    (nq,), v_solve (nv,): scratch for that state.
+    x (nv,): enters as PCG's warm start, leaves as q̇⁺; q_out (nq,) = q_solve ⊕ h q̇⁺. exact_preconditioner: no
+    spring couples two moving bodies, so P = M̃ (block_jacobi.py) and x = P⁻¹ b is the solution PCG reaches in
+    its one iteration (counted as one). guard (the energy budget, ``energy_guard.py``; 0: none, 1: "cap", 2:
+    "hold"): also fill energies with E(q, q̇) (implicit Euler only; NaN for BDF2, whose start is not the state),
+    T(q⁺, q̇⁺), V(q⁺) (J; ``forces.energy.scene_energy``, the scene's one energy) and, for "hold", the dampers' power
+    q̇⁺ᵀ D q̇⁺ (W) — which the guard would otherwise get by redoing the kinematics passes; the second leaves ws at
+    (q⁺, q̇⁺) (the force arrays stay at the solve's state). Returns PCG's iteration count."""
     # borrowed arrays (_jit.borrowed): the per-body views below then update no reference counts
     tree = unpack_tree(ints, floats)
     ws = unpack_workspace(ints, work)
     sa, r, z, p, Ap, energies = unpack_system(system, ints[0], ints[1], pairs.body_a.shape[0])
     ta = unpack_tension(tension, ints[0])
     pairs, fa = borrowed((pairs, fa))
-    q, qd, rest, pf_body, pf_point, pf_force, pf_K = borrowed((q, qd, rest, pf_body, pf_point, pf_force, pf_K))
-    x, q_out = borrowed((x, q_out))
-    spring_energy, point_energy = assemble_system(tree, ws, pairs, fa, ta, sa, q, qd, rest, pf_body, pf_point,
-                                                  pf_force, pf_K, h, springs_geometric, joint_tension, inertial,
-                                                  False, True)
-    if guard:  # E(q, q̇) on the step's own kinematics (fa.difference holds q ⊖ q_rest when springs exist)
-        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
-        energies[0] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
+    q, qd, q_prev, qd_prev, rest = borrowed((q, qd, q_prev, qd_prev, rest))
+    pf_body, pf_point, pf_force, pf_K = borrowed((pf_body, pf_point, pf_force, pf_K))
+    x, q_out, q_solve, v_solve = borrowed((x, q_out, q_solve, v_solve))
+    nv = qd.shape[0]
+    if bdf2:
+        bdf2_start(tree, q, qd, q_prev, qd_prev, fa.zero_v, q_solve, v_solve)
+    else:
+        for k in range(q.shape[0]):
+            q_solve[k] = q[k]
+        for k in range(nv):
+            v_solve[k] = qd[k]
+    assemble_system(tree, ws, pairs, fa, ta, sa, q_solve, v_solve, rest, pf_body, pf_point, pf_force, pf_K, h,
+                    springs_geometric, joint_tension, inertial, False, True)
+    energies[0] = np.nan
+    if guard > 0 and not bdf2:  # E(q, q̇) on the step's own kinematics
+        kin, pot = scene_energy(tree, ws, q, rest, ta, fa, pairs, pf_body, pf_point, pf_force)
+        energies[0] = kin + pot
     if exact_preconditioner:
         block_jacobi_solve(tree, ws, sa.rhs, x)
         its = 1
@@ -286,18 +308,13 @@ def pcg_step(q, qd, rest, pf_body, pf_point, pf_force, pf_K, x, q_out, ints, flo
         its = pcg_solve(tree, ws, sa.A, pairs.body_a, pairs.body_b, sa.coupling, sa.reduced_diag, sa.rhs, x, tol,
                         max_iter, r, z, p, Ap, sa.y, sa.w, sa.no_rows, sa.no_rows, sa.no_inverse, sa.no_lam)
     for k in range(q.shape[0]):
-        q_out[k] = q[k]
+        q_out[k] = q_solve[k]
     integrate_kernel(tree.joint_type, tree.q_start, tree.v_start, q_out, x, h, q_out)
-    if guard:  # E(q⁺, q̇⁺): the kinematics, then the same sums as E(q, q̇) — only the potentials: the
-        # forces' wrenches and 12 × 12 blocks at (q⁺, q̇⁺) are the next step's to compute
+    if guard > 0:  # T and V at (q⁺, q̇⁺): the kinematics, then the same sums as E(q, q̇) — only the potentials:
+        # the forces' wrenches and 12 × 12 blocks at (q⁺, q̇⁺) are the next step's to compute
         joint_pass(tree, q_out, ws)
         world_pass(tree, ws)
         velocity_pass(tree, q_out, x, ws)
-        spring_energy = pair_energy(ws.X0_E, ws.X0_r, pairs)
-        point_energy = point_force_energy(ws.X0_E, ws.X0_r, pf_body, pf_point, pf_force)
-        if fa.spring_v.shape[0] > 0:
-            position_error(tree, q_out, fa.zero_v, rest, 0.0, fa.difference)
-        kin, pot = kinetic_and_gravity(tree, ws, ta.mass, ta.com, ta.gravity, True)
-        energies[1] = kin + pot + (spring_energy + point_energy + joint_spring_energy(fa))
+        energies[1], energies[2] = scene_energy(tree, ws, q_out, rest, ta, fa, pairs, pf_body, pf_point, pf_force)
+        energies[3] = damping_power(tree, ws, fa, pairs, x) if guard == 2 else 0.0
     return its
-
