@@ -117,21 +117,27 @@ def test_a_box_with_friction_above_the_slope_stays_put(mesh):
     assert np.linalg.norm(sim.state.q[:3] - x0) < 1e-3
 
 
-def test_a_bouncy_sphere_rebounds_to_e_squared_the_drop():
-    """Bounciness 0.9 on sphere and floor (pair e = 0.81): off the floor at exactly e times the speed it came
-    in with, the first rebound within 10 % of e² × 2 m (the integrator's h/2 bias is the rest)."""
+@pytest.mark.parametrize("integrator", ["euler", "bdf2", "tr-bdf2", "blend"])
+@pytest.mark.parametrize("drop, speculative_speed", [(1.0, 0.0), (3.0, 0.0), (2.0, 10.0)])
+def test_a_bouncy_sphere_rebounds_to_e_squared_the_drop(integrator, drop, speculative_speed):
+    """Bounciness 0.9 on sphere and floor (pair e = 0.81): the first rebound within 10 % of e² × the drop under
+    every integrator (the integrator's h/2 bias is the rest). The drops make the speculative contact close the
+    gap a step before the bounce under BDF2 (10 m/s: the add-on's margin), where the energy budget once capped the
+    rebound at the energy the closing left (0.00 to 0.04 of the drop). Euler, without a budget on the rates: off
+    the floor at exactly e times the speed it came in with."""
     b = engine.ModelBuilder()
     r = 0.25
     b.add_body("ball", joint="free", mass=1.0, inertia=(0.4 * r * r,) * 3,
                shape={"type": "sphere", "radius": r, "restitution": 0.9})
     model = b.finalize()
     q = model.neutral_q()
-    q[2] = 2.0 + r
+    q[2] = drop + r
     scene = Scene(model, q0=q)
     scene.add_static_collider("floor", FLOOR, restitution=0.9)
-    sim = engine.Simulator(scene, "pcg", dt=H)
+    sim = engine.Simulator(scene, "pcg", dt=H, integrator=integrator,
+                           contact_options={"speculative_speed": speculative_speed})
     came_in, left, peak = None, None, 0.0
-    for _ in range(150):
+    for _ in range(200):
         vz = sim.state.qd[5]
         sim.step()
         if came_in is None and len(sim.contact.memory.speed) and sim.contact.memory.speed.max() > 0:
@@ -142,8 +148,11 @@ def test_a_bouncy_sphere_rebounds_to_e_squared_the_drop():
             peak = max(peak, sim.state.q[2] - r)
             if sim.state.qd[5] < 0:
                 break
-    assert left == pytest.approx(0.81 * came_in, rel=1e-9)
-    assert peak == pytest.approx(0.81 ** 2 * 2.0, rel=0.10)
+    if integrator == "bdf2":  # the case of the budget's credit (RedMaxStepper.solve): closed, then bounced
+        assert came_in is not None
+    if integrator == "euler":
+        assert left == pytest.approx(0.81 * came_in, rel=1e-9)
+    assert peak == pytest.approx(0.81 ** 2 * drop, rel=0.10)
 
 
 def test_a_fast_small_ball_does_not_pass_a_thin_plate():

@@ -164,6 +164,12 @@ class ContactHandler:
         self.closure_rows = None
         self.memory = ContactMemory()
         self._stepped = False  # apply found contacts: stabilize looks at the step's end
+        # the last apply's impacts split over two steps (a gap closed by the speculative target, the bounce next):
+        # bounce_pending — it closed such a gap (its approach speed remembered; bounce_restitution: the largest
+        # restitution of those contacts); bouncing — it bounced off one a previous apply closed. The energy budget
+        # (RedMax "hold") charges the first step the approach energy and credits the second e² of it.
+        self.bounce_pending = self.bouncing = False
+        self.bounce_restitution = 0.0
         self._start, self._deepest = None, -np.inf  # link poses at the step's start, deepest contact there
         self.last: ContactStep | None = None
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0, "stabilize": 0.0}  # accumulated per stage
@@ -181,10 +187,15 @@ class ContactHandler:
 
     def normal_targets(self, contacts: Contacts, u_n_free: np.ndarray, came_in: np.ndarray | None = None):
         """(targets (k,), approach speeds to remember (k,)) of ``normal_targets`` with this stage's settings."""
-        e = (np.full(len(contacts), self.ground.restitution if self.ground is not None else 0.0)
-             if contacts.restitution is None else contacts.restitution)
-        return normal_targets(contacts.depth, u_n_free, e, np.zeros(len(contacts)) if came_in is None else came_in,
+        return normal_targets(contacts.depth, u_n_free, self._restitution(contacts),
+                              np.zeros(len(contacts)) if came_in is None else came_in,
                               self.dt, self.baumgarte, self.slop, self.bounce_speed)
+
+    def _restitution(self, contacts: Contacts) -> np.ndarray:
+        """Each contact's pair restitution (k,)."""
+        if contacts.restitution is None:
+            return np.full(len(contacts), self.ground.restitution if self.ground is not None else 0.0)
+        return contacts.restitution
 
     def apply(self, q, v, metric=None) -> np.ndarray:
         """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
@@ -201,9 +212,11 @@ class ContactHandler:
         if k == 0:
             self.last = ContactStep(contacts, np.zeros(0), 0, np.zeros((0, 0)))
             self.memory.clear()
+            self.bounce_pending = self.bouncing = False
             return v
         keys = contacts.feature
         lam0, came_in = self.memory.recall(keys)
+        self.bouncing = bool(np.any(came_in > 0.0))
         if self._dense(contacts):
             space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self.ws)
             t2 = time.perf_counter()
@@ -224,6 +237,9 @@ class ContactHandler:
                                              tol=self.velocity_tol)
             self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
         self.memory.keep(keys, lam, speed)
+        pending = speed > 0.0
+        self.bounce_pending = bool(np.any(pending))
+        self.bounce_restitution = float(self._restitution(contacts)[pending].max(initial=0.0))
         self._stepped = True
         self.seconds["pgs"] += time.perf_counter() - t2
         return v_new

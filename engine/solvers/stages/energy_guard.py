@@ -146,7 +146,7 @@ class EnergyGuard:
         """What the step's physics takes from the budget (J): "hold" every damper at the step's rates, h q̇⁺ᵀ D q̇⁺,
         and the impulses; "cap" the joint dampers, h Σ c q̇⁺² (the issue #22 guard)."""
         if self.policy == "hold":
-            return self.s.dt * power + max(float(impulse_loss), 0.0)
+            return self.s.dt * power + float(impulse_loss)
         return self.s.dt * float(self.s.forces.joint_damping @ (qd_new * qd_new))
 
     def preview_budget(self, state, control, q_new, qd_new, impulse_loss=0.0):
@@ -158,8 +158,9 @@ class EnergyGuard:
     def apply(self, state, q_new, qd_new, control, energies=None, impulse_loss=0.0, impulsive=False):
         """qd_new, or its rates scaled (module doc). energies: what the step already has — (E(q, q̇) or NaN,
         T(q⁺, q̇⁺), V(q⁺), q̇⁺ᵀ D q̇⁺) (``redmax_step.pcg_step``) — else computed here; impulse_loss: the
-        energy the step's contact and limit impulses took (J, "hold"); impulsive: they acted — the rates are then
-        not scaled up (a contact's or a limit's rows allow an approach that just reaches the surface or the bound
+        energy the step's contact and limit impulses took (J, "hold"; negative: what a bounce gave back of the
+        approach energy the step that closed its gap was charged, ``RedMaxStepper.solve``); impulsive: they
+        acted — the rates are then not scaled up (a contact's or a limit's rows allow an approach that just reaches the surface or the bound
         within the step, which rates scaled up would overshoot), and the budget falls to the step's energy if it is
         above it (what numerical damping took before an impact is not given to the motion after it)."""
         self.start_energy, self.budget, arrays, now = self._start(state, control, energies)
@@ -173,7 +174,7 @@ class EnergyGuard:
         if hold:
             # the dampers' power at the rates the step ends with: scaling q̇⁺ by s scales it by s², so the budget
             # after the step, B − h s² P, and the energy, V + s² T, meet at s² = (B − V) / (T + h P)
-            available = self.budget - max(float(impulse_loss), 0.0)
+            available = self.budget - float(impulse_loss)
             h_power = self.s.dt * power
             tol = self.rtol * (abs(available) + 1.0)
             if abs(e1 - (available - h_power)) <= tol or kin <= 0.0:

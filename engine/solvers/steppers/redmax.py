@@ -178,6 +178,7 @@ class RedMaxStepper:
         self._history = History()  # BDF2's previous step
         self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
         self._stages_near = False  # the last solve's contact or limit stage had rows (solve)
+        self._bounce_credit = 0.0  # J: what a gap's bounce may give back of the energy its closing took (solve)
         self._zero_v = np.zeros(model.nv)
         self._closure_solve = ClosureSolve(self)
         self._solve_step = h  # the h of r = h D_r + h² K_r in the system buffer
@@ -393,7 +394,8 @@ class RedMaxStepper:
         aiming at q ⊕ h_move q̇⁺ (C → 0 there), their forces iterated into the tension (``closure_solve.py``) —,
         then contact and joint limits in the step's metric M̃. Returns (q̇⁺ of the solve, q̇⁺ after contact and limits
         (the same array when they did nothing), the energy their impulses took — E(q ⊕ h_m q̇*, q̇*) −
-        E(q ⊕ h_m q̇⁺, q̇⁺), the step without and with them (J, when the energy budget holds the energy; else 0) —,
+        E(q ⊕ h_m q̇⁺, q̇⁺), the step without and with them (J, when the energy budget holds the energy; else 0;
+        ≥ 0 but for a bounce, which gives back what the closing of its gap took) —,
         (total iterations, most of one solve, solves, solve seconds))."""
         pcg = self.linear_solver == "pcg"
         # prescribed joints: unit rows with their rates beside the closures' (stages/prescribed.py)
@@ -447,6 +449,7 @@ class RedMaxStepper:
             with _step_of(self.limits, h_move):
                 qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         loss = 0.0
+        credit, self._bounce_credit = self._bounce_credit, 0.0  # J: e² of what the last solve's gap closing took
         # contact or limit rows were near (the stages hand back their input when none is): the configuration is
         # close to a surface or a bound, where BDF2's extrapolated start could already be past it (next step: Euler)
         self._stages_near = qd_new is not smooth
@@ -458,7 +461,13 @@ class RedMaxStepper:
             # step's own acceleration: without it the body would fall and its energy stay the same)
             guard = self._energy_guard
             without = sum(guard.kinetic_and_potential(self._moved(q, smooth, h_move), smooth, control))
-            loss = max(without - sum(guard.kinetic_and_potential(self._moved(q, qd_new, h_move), qd_new, control)), 0.0)
+            taken = without - sum(guard.kinetic_and_potential(self._moved(q, qd_new, h_move), qd_new, control))
+            # a bounce off a gap the last solve closed (contact/handler.py) gives back e² of the approach energy that
+            # solve was charged (Newton's restitution on the normal speed): a negative loss, else the budget would
+            # cap the rebound at the energy the closing left (a 2 m drop at e = 0.81 rose 0.03 m, not 1.31 m)
+            loss = max(taken, -credit if self.contact is not None and self.contact.bouncing else 0.0)
+            if self.contact is not None and self.contact.bounce_pending:
+                self._bounce_credit = self.contact.bounce_restitution ** 2 * max(loss, 0.0)
         return smooth, qd_new, loss, (total, most, solves, solve_seconds)
 
     def onto_closures(self, q):
