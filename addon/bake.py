@@ -447,6 +447,7 @@ class BakeJob:
         replaced = {ob: (ob.redmax.baked_action, ob.redmax.baked_slot) for ob in (self._rebake or ()) if alive(ob)}
         old_snapshot, lists = snapshot.stored(bscene), snapshot.world_lists(bscene)
         undo: list = []
+        removed: dict = {}
         try:
             for ob, action, slot in self._written:
                 s = ob.redmax
@@ -461,8 +462,9 @@ class BakeJob:
             held = held_partners(bscene, baked) if self._only is not None else []  # before detach drops the joints
             snapshot.store(bscene, self.snapshot, baked, self._only)
             with self._clock("detach"):
-                snapshot.detach(bscene, baked)
+                snapshot.detach(bscene, baked, removed)
         except Exception:
+            lists[snapshot.REMOVED] = removed  # (the constraints detach removed come back with their settings)
             self._undo_commit(undo, lists, old_snapshot)
             raise
         _forget_bake(bscene, [ob for ob in replaced if ob not in baked])  # the older bake of these objects is replaced
