@@ -194,7 +194,7 @@ def test_conservative_chain_energy_does_not_grow():
     """Acceptance 4 at 64 links: no damping, 1/30 s, 10 s."""
     t, _, e = tip_track(hanging_chain(64, damping=0.0), 30.0, "pcg", energy=True)
     assert np.max(e - e[0]) <= 1e-9 * abs(e[0])
-    assert e[-1] < e[0]  # the implicit step dissipates, it does not pump
+    assert e[-1] <= e[0]  # it does not pump (BDF2 with the energy budget holds it; implicit Euler dissipates)
 
 
 @pytest.mark.parametrize("end", ["weight", "pinned"])

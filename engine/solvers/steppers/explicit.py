@@ -72,7 +72,8 @@ class ExplicitStepper:
             qd_new = self.limits.apply(q, qd_new)
         q_new = integrate(model, q, qd_new, h)
         if self.contact is not None:
-            q_new = self.contact.stabilize(q_new)  # no contact deeper than the stage allows at the step's end
+            moved = self.contact.stabilize(q_new)  # no contact deeper than the stage allows at the step's end
+            q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # nor past a bound
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         return State(q_new, qd_new, state.t + h)

@@ -381,7 +381,8 @@ class RedMaxStepper:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control, impulse_loss=impulse_loss,
                                               impulsive=not smooth)
         if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
-            q_new = self.contact.stabilize(q_new)  # projection keeps the closures, to first order)
+            moved = self.contact.stabilize(q_new)  # projection keeps the closures, to first order), nor a joint
+            q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # past a bound
         if self._bdf2:
             self._history.record(state, q_new, qd_new, smooth and not self._stages_near)
         total_its, max_its, solves, solve_seconds = report
