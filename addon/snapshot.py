@@ -329,6 +329,8 @@ def _remove_constraints(hosts, removed: dict) -> None:
     """Remove the hosts' Rigid Body Constraints the way Blender's own operator does (Bullet's constraint is freed
     while its bodies live), keeping their settings in ``removed``; the view layer's active object stays."""
     view_layer = bpy.context.view_layer
+    if view_layer is None:
+        raise RuntimeError("no view layer to remove the baked bodies' Rigid Body Constraints in")
     active = view_layer.objects.active
     try:
         for h in hosts:
@@ -361,7 +363,9 @@ def reattach(bscene, before) -> None:
     removed = before.get(REMOVED, {})
     if removed and any(bpy.data.objects.get(n) is not None and bpy.data.objects[n].rigid_body_constraint is None
                        for n in removed):
-        bpy.context.view_layer.update()  # (Blender gives a linked host its constraint when it evaluates)
+        view_layer = bpy.context.view_layer
+        if view_layer is not None:
+            view_layer.update()  # (Blender gives a linked host its constraint when it evaluates)
     for name, settings in removed.items():
         host = bpy.data.objects.get(name)
         if host is not None and host.rigid_body_constraint is not None:

@@ -143,7 +143,10 @@ class Shapes:
                                    "objects with rigid bodies to it, or choose another Shape)")
             shape = {"type": "compound", "shapes": parts}
         else:
-            shape = self._part(ob)
+            part = self._part(ob)
+            if part is None:
+                return None
+            shape = part
         return self._material(ob, shape)
 
     def _part(self, ob) -> dict | None:
