@@ -28,6 +28,24 @@ from .._jit import kernel
 
 
 @kernel
+def friction_step(lam1, lam2, ut1, ut2, a11, a12, a22, bound):
+    """One contact's friction update in a Gauss–Seidel sweep: (λ_t1, λ_t2, g), the tangential impulse moved
+    against the slip u_t and projected onto the disk |λ_t| ≤ bound (μ λ_n). Isotropic step 1/g with g the
+    tangent block's largest eigenvalue: the fixed point then has λ_t opposite u_t (Coulomb's maximal
+    dissipation); a full 2×2 solve followed by the disk projection would make λ_t oppose A_tt⁻¹ u_t instead.
+    Both sweeps use it: this module's on the Delassus matrix, sparse_space's on the velocities."""
+    g = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
+    t1 = lam1 - ut1 / max(g, 1e-300)
+    t2 = lam2 - ut2 / max(g, 1e-300)
+    norm = np.sqrt(t1 * t1 + t2 * t2)
+    if norm > bound:
+        f = bound / norm if norm > 0.0 else 0.0
+        t1 *= f
+        t2 *= f
+    return t1, t2, g
+
+
+@kernel
 def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3):
     """Solve in place (A symmetric, as the contact-space inertia is): lam (rows·k,) impulses from warm
     start; u (rows·k,) = u_free + A lam on entry, updated to the final velocities; a block whose
@@ -61,19 +79,8 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3):
             # friction block with the normal update applied
             ut1 = u[r + 1] + A[r + 1, r] * d[0]
             ut2 = u[r + 2] + A[r + 2, r] * d[0]
-            a11, a12, a22 = A[r + 1, r + 1], A[r + 1, r + 2], A[r + 2, r + 2]
-            # isotropic step 1/g with g the block's largest eigenvalue: the fixed point then has λ_t
-            # opposite u_t (Coulomb's maximal dissipation); a full 2×2 solve followed by the disk
-            # projection would make λ_t oppose A_tt⁻¹ u_t instead
-            g = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
-            t1 = lam[r + 1] - ut1 / max(g, 1e-300)
-            t2 = lam[r + 2] - ut2 / max(g, 1e-300)
-            bound = mu[c] * ln
-            norm = np.sqrt(t1 * t1 + t2 * t2)
-            if norm > bound:
-                f = bound / norm if norm > 0.0 else 0.0
-                t1 *= f
-                t2 *= f
+            t1, t2, g = friction_step(lam[r + 1], lam[r + 2], ut1, ut2, A[r + 1, r + 1], A[r + 1, r + 2],
+                                      A[r + 2, r + 2], mu[c] * ln)
             d[1] = t1 - lam[r + 1]
             d[2] = t2 - lam[r + 2]
             lam[r + 1] = t1

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import kernel
+from .pgs import friction_step
 from ..algorithms.minv import pass_impulse_to_parent, prepare_minv
 
 
@@ -283,18 +284,8 @@ def _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, 
         dn = ln - lam[r]
         ut1 = u1 + Acc[c, 1, 0] * dn
         ut2 = u2 + Acc[c, 2, 0] * dn
-        a11, a12, a22 = Acc[c, 1, 1], Acc[c, 1, 2], Acc[c, 2, 2]
-        # isotropic step 1/g, g the tangent block's largest eigenvalue: sliding friction then opposes
-        # the slip exactly (``pgs``)
-        g = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
-        t1 = lam[r + 1] - ut1 / max(g, 1e-300)
-        t2 = lam[r + 2] - ut2 / max(g, 1e-300)
-        bound = mu[c] * ln
-        norm = np.sqrt(t1 * t1 + t2 * t2)
-        if norm > bound:
-            f = bound / norm if norm > 0.0 else 0.0
-            t1 *= f
-            t2 *= f
+        t1, t2, g = friction_step(lam[r + 1], lam[r + 2], ut1, ut2, Acc[c, 1, 1], Acc[c, 1, 2], Acc[c, 2, 2],
+                                  mu[c] * ln)  # (pgs.py: the one friction step)
         d1, d2 = t1 - lam[r + 1], t2 - lam[r + 2]
         lam[r], lam[r + 1], lam[r + 2] = ln, t1, t2
         if dn != 0.0 or d1 != 0.0 or d2 != 0.0:
