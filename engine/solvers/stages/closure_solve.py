@@ -106,10 +106,11 @@ class ClosureSolve:
         s._projection = (Y, constraint_inverse(S, 0.0, eigen))
         # the proximal term matters only where S barely sees a direction: elsewhere μ / λ_min < 1e-6
         self._Sinv_start = constraint_inverse(S, eigen=eigen) if self.straight else s._projection[1]
+        # the feasible start, by the regularized inverse: G x₀ = target up to what S barely sees. Every solver then
+        # solves the constrained step exactly to the rows' reachable target G x₀, so they agree to round-off
+        x0 = s.qd_guess + Y.T @ (self._Sinv_start @ (target - G @ s.qd_guess))
         if s.linear_solver == "pcg" and s.closure_method == "projected":
-            # feasible start by the regularized inverse (G x₀ = target up to what S cannot see); CG keeps G x = G x₀
-            x0 = s.qd_guess + Y.T @ (self._Sinv_start @ (target - G @ s.qd_guess))
-            x, its = s._pcg(rhs, x0, (G, Y, s._projection[1]))
+            x, its = s._pcg(rhs, x0, (G, Y, s._projection[1]))  # CG keeps G x = G x₀
             return x, (its, its, 1)
         u0, total = s._solve(rhs, s.qd_guess)
         guesses = self._Y_guess
@@ -117,7 +118,7 @@ class ClosureSolve:
             guesses = np.zeros_like(G.T)
         MinvGT, col_its = self._solve_columns(np.ascontiguousarray(G.T), guesses)
         self._Y_guess = MinvGT
-        lam = constraint_inverse(G @ MinvGT) @ (G @ u0 - target)
+        lam = constraint_inverse(G @ MinvGT, 0.0) @ (G @ u0 - G @ x0)
         return u0 - MinvGT @ lam, (total + sum(col_its), max([total] + col_its), 1 + len(col_its))
 
     def _solve_columns(self, B, X0):
