@@ -3,7 +3,8 @@
 ``CollisionDetector(model, body_shapes, statics, …).detect(R, p, R_end, p_end)`` takes the link poses at
 the step's start (n, 3, 3), (n, 3) — and, for the speculative distance, where the unconstrained step
 would take them — and returns the ``Contacts`` whose gap is below each pair's threshold: the
-detection ``margin`` plus how far both shapes may move in the step (``broadphase``). Gaps still open
+detection ``margin`` plus how far the pair may close in the step (``broadphase.pair_sweep``: their relative
+motion, or both their motions, whichever bound is smaller). Gaps still open
 are contacts too (depth < 0): the contact stage lets them close within the step but no further, which
 is how a fast small body cannot pass through a thin passive object between two steps (speculative
 contacts; Catto, "Contact Manifolds", GDC 2007; the approach of Box2D and PhysX).
@@ -15,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import kernel
-from .broadphase import BVH_STACK, bvh_query, shape_boxes, shape_poses, shape_sweeps, sweep_and_prune
+from .broadphase import BVH_STACK, bvh_query, pair_sweep, shape_boxes, shape_poses, shape_sweeps, sweep_and_prune
 from .convex import RIM_POINTS
 from .gjk import gjk_work
 from .manifold import add_candidate, manifold_work, reduce_manifold
@@ -97,9 +98,10 @@ def flush(dw, na, mw, out, body, mu, e, T):
 
 
 @kernel(refcounts=False)
-def find_contacts(S, T, Rw, pw, lo, hi, sweep, pairs, npairs, margin, pair_mu, out, mw, wk, dw):
+def find_contacts(S, T, Rw, pw, Rw1, pw1, lo, hi, sweep, pairs, npairs, margin, pair_mu, out, mw, wk, dw):
     """Contacts of the candidate pairs (``sweep_and_prune``), of every body shape with the planes and
-    with the triangles its box reaches, into out (``ContactOut``)."""
+    with the triangles its box reaches, into out (``ContactOut``). Rw1, pw1: the shapes' poses at the step's
+    unconstrained end (a pair's threshold is the margin plus ``pair_sweep``)."""
     out.count[0] = 0
     m = S.kind.shape[0]
     P = T.plane_n.shape[0]
@@ -113,7 +115,8 @@ def find_contacts(S, T, Rw, pw, lo, hi, sweep, pairs, npairs, margin, pair_mu, o
         fj = (S.fnorm[S.fstart[j]:S.fstart[j] + S.fcount[j]], S.ffirst[S.fstart[j]:S.fstart[j] + S.fcount[j]],
               S.fsize[S.fstart[j]:S.fstart[j] + S.fcount[j]], S.findex)
         count = convex_pair(mw, wk, S.kind[i], S.dims[i], vi, fi, Rw[i], pw[i], S.rho[i], S.kind[j], S.dims[j], vj, fj,
-                            Rw[j], pw[j], S.rho[j], margin + sweep[i] + sweep[j], dw.normal, dw.a, dw.b)
+                            Rw[j], pw[j], S.rho[j], margin + pair_sweep(S, i, j, sweep, Rw, pw, Rw1, pw1), dw.normal,
+                            dw.a, dw.b)
         if count > 0:
             emit(mw, count, out, S.body[i], S.body[j], (i << KEY_SHIFT_A) | (j << KEY_SHIFT_B),
                  combine(S.friction[i], S.friction[j], pair_mu, MAX_FRICTION),
@@ -221,6 +224,7 @@ class CollisionDetector:
         shape_poses(S, np.ascontiguousarray(R_link), np.ascontiguousarray(p_link), self._Rw, self._pw)
         if R_end is None:
             self._sweep[:] = 0.0
+            self._Rw1[:], self._pw1[:] = self._Rw, self._pw
         else:
             shape_poses(S, np.ascontiguousarray(R_end), np.ascontiguousarray(p_end), self._Rw1, self._pw1)
             shape_sweeps(S, self._Rw, self._pw, self._Rw1, self._pw1, self._sweep)
@@ -233,7 +237,7 @@ class CollisionDetector:
             self._pairs = np.zeros((2 * n, 2), np.int64)
         while True:
             out = self._out
-            find_contacts(S, T, self._Rw, self._pw, self._lo, self._hi, self._sweep, self._pairs, n, self.margin,
+            find_contacts(S, T, self._Rw, self._pw, self._Rw1, self._pw1, self._lo, self._hi, self._sweep, self._pairs, n, self.margin,
                           self.pair_friction, out, self._mw, self._wk, self._dw)
             k = int(out.count[0])
             if k <= out.depth.shape[0]:
