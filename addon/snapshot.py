@@ -2,12 +2,13 @@
 
 A bake takes the baked objects out of Blender's rigid body simulation (otherwise Bullet would place
 them on playback inside the rigid body cache range and freeze them past its end), with the Rigid Body
-Constraints on them (``detach``): it unlinks them from the rigid body world's two collections, in one
-pass through the data API. Their rigid body and constraint settings stay on the objects, untouched, so
-Clear Bake only links them back (``restore``). (Blender's own *Bake to Keyframes* deletes the settings
-with ``rigidbody.objects_remove``, one operator call and view-layer update per object.) The baked
-actions overwrite the un-keyed transforms on every frame change, so before the first key is written
-the snapshot records, as JSON in Blender properties (it survives save and reload):
+Constraints on them (``detach``): it unlinks them from the rigid body world's collection in one pass through
+the data API, their rigid body settings untouched, and removes the constraints that hold them with Blender's
+own operator (no data-level way frees Bullet's constraint; the snapshot keeps their settings), so Clear Bake
+links them back and gives the constraints their settings again (``reattach``, ``restore``). (Blender's own
+*Bake to Keyframes* deletes the settings with ``rigidbody.objects_remove``, one operator call and view-layer
+update per object.) The baked actions overwrite the un-keyed transforms on every frame change, so before the
+first key is written the snapshot records, as JSON in Blender properties (it survives save and reload):
 
 * per object (``scene.redmax.snapshot_objects``: a pointer, so renames are followed, and JSON):
   location, rotation (all modes), scale, the pose bones' transforms, whether it had animation
@@ -334,8 +335,8 @@ def _remove_constraints(hosts, removed: dict) -> None:
     No data-level way is safe: the Python API cannot free a constraint (only this operator does), and a host only
     unlinked from the world's constraints collection keeps its Bullet constraint, which nothing in Blender removes
     from the world any more (rigidbody.cc removes or rebuilds only those of the collection's objects); it outlives
-    the bodies it holds and Blender crashes freeing it (``RB_constraint_delete`` → ``btRigidBody::removeConstraintRef``
-    on File › New or quit; ``tests/test_addon_detach.py``)."""
+    the bodies it holds and Blender crashes freeing it (``RB_constraint_delete`` →
+    ``btRigidBody::removeConstraintRef`` on File › New or quit; ``tests/test_addon_detach.py``)."""
     if not hosts:
         return
     from _bpy import ops as _ops  # (the function ``bpy.ops`` itself calls)
