@@ -232,7 +232,7 @@ def _addon_id() -> str:
 
 
 # ------------------------------------------------------------ compile when enabled
-BACKGROUND_RUNS = ({"solver": "pcg", "contact": False}, {"solver": "pcg", "contact": True, "contact_method": "minv"})
+BACKGROUND_RUNS = ({"solver": "pcg", "contact": False}, {"solver": "pcg", "contact": True, "contact_method": "auto"})
 _background: KernelCompile | None = None
 
 

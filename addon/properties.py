@@ -61,6 +61,8 @@ FOLLOW_GAIN_ITEMS = [
     ("MANUAL", "Per Bone", "Each bone's Follow Stiffness and Follow Damping", 1),
 ]
 CONTACT_METHOD_ITEMS = [
+    ("AUTO", "Automatic", "Impulse Response for a few contacts on many bodies, M⁻¹ Propagation for many contacts "
+                          "(picked at every step by the contacts' count)", 3),
     ("MINV", "M⁻¹ Propagation", "Contact-space inertia through the whole inverse inertia M⁻¹, by Θ(n²) "
                                 "impulse propagation", 0),
     ("CHOLESKY", "Cholesky", "Contact-space inertia from the mass matrix by CRBA and a dense Cholesky "
@@ -198,7 +200,7 @@ class REDMAX_PG_scene(bpy.types.PropertyGroup):
     ground_restitution: FloatProperty(name="Restitution", default=0.0, min=0.0, max=1.0,  # type: ignore[valid-type]
                                       subtype="FACTOR", description="Bounciness: 0 = no bounce, 1 = elastic")
     contact_method: EnumProperty(name="Contact Method", items=CONTACT_METHOD_ITEMS,  # type: ignore[valid-type]
-                                 default="MINV", description="How the contact-space inertia is computed")
+                                 default="AUTO", description="How the contact-space inertia is computed")
     # bake options
     use_bake_range: BoolProperty(name="Own Frame Range", default=False,  # type: ignore[valid-type]
                                  description="Bake the range below instead of the scene's frame range")

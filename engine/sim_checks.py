@@ -99,8 +99,8 @@ def check_stage_options(option: str, value, stage, set_elsewhere=()) -> dict:
 
 
 def check_contact_method(method) -> str:
-    """The Simulator option ``contact_method``: one of ``contact.space.METHODS``."""
-    from .contact.space import METHODS
+    """The Simulator option ``contact_method``: one of ``contact.space.CHOICES`` (its METHODS and "auto")."""
+    from .contact.space import CHOICES as METHODS
     from .solvers.registry import _did_you_mean
 
     if not isinstance(method, str) or method not in METHODS:

@@ -92,7 +92,8 @@ class Simulator:
 
     A scene with a ground (``scene.set_ground``) gets contact impulses with friction after each
     step's velocity solve (``engine.contact``; explicit and RedMax solvers): ``contact_method``
-    (``"minv"``, the Θ(n²) inverse, default; or ``"cholesky"``), ``contact_threads`` (numba threads
+    (``"auto"``, the default: ``"impulse"`` for a few contacts on a large tree, else ``"minv"``, the Θ(n²)
+    inverse; or either of them, or ``"cholesky"``), ``contact_threads`` (numba threads
     of the inverse), ``contact_options`` (dict for ``ContactHandler``: ``max_iter``, ``tol``,
     ``margin``, ``baumgarte``, ``slop``, ``speculative_speed``: the margin grows to speed·dt so that
     nothing approaching slower tunnels); the same for contact between bodies (``set_body_contacts``).
@@ -111,7 +112,7 @@ class Simulator:
         self.dt = float(dt)
         self.state = State(frozen.q0.copy(), frozen.qd0.copy(), 0.0)
         self.stats = SimulationStats()
-        contact = {"method": check_contact_method(options.pop("contact_method", "minv")),
+        contact = {"method": check_contact_method(options.pop("contact_method", "auto")),
                    "threads": check_threads(options.pop("contact_threads", 1), "contact_threads"),
                    **check_stage_options("contact_options", options.pop("contact_options", {}), ContactHandler,
                                          ("method", "threads"))}

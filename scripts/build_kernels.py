@@ -9,7 +9,8 @@ extension zip and the wheel (``engine/_shipped_kernels``; docs/kernels.md).
 A child process imports the engine with ``ENGINE_KERNELS=baseline`` (numba compiles for the baseline,
 e.g. x86-64-v3, not for this CPU) and an empty cache of its own, runs the warm-up's kernel groups
 (``engine.apps.warmup``: for each solver the steps with and without loop closures and joint limits, and
-ground contact by both methods; plus the public algorithms), and the cache it wrote is copied to DIR
+contact by every method, "auto" running both M⁻¹'s and the impulse response's; plus the public algorithms),
+and the cache it wrote is copied to DIR
 with a ``manifest.json`` (platform triple, CPU name and features, Python, numba, the engine's source
 digest, groups). The engine uses DIR only when all of these match the process and the CPU has the
 baseline's features. Python and numba versions matter: build with the Python that will run it
@@ -80,7 +81,7 @@ def _child(groups: list[str]) -> int:
         elif group == "api":
             warmup.api_group().run()
         else:
-            for contact, method in ((False, "minv"), (True, "minv"), (True, "cholesky")):
+            for contact, method in ((False, "auto"), (True, "auto"), (True, "cholesky")):  # auto: minv and impulse
                 warmup.compile_kernels(group, contact=contact, contact_method=method, progress=progress)
         seconds[group] = round(time.perf_counter() - t0, 1)
     import numba

@@ -29,7 +29,7 @@ def test_defaults_and_the_ground_panel(ctx):
     s = ctx.scene.redmax
     assert s.collide_with_ground is False
     assert s.ground_height == 0.0 and s.ground_friction == pytest.approx(0.8) and s.ground_restitution == 0.0
-    assert s.contact_method == "MINV"
+    assert s.contact_method == "AUTO"
     assert type(s).bl_rna.properties["collide_with_ground"].name == "Collide with ground plane"
     ob = _box("cube", (0.2, 0.2, 0.2), (0, 0, 1))
     assert ob.redmax.collide is True
@@ -99,7 +99,7 @@ def test_dropped_cube_rests_on_the_ground_and_falls_through_without_it(ctx):
     assert _baked_z(ctx, ob, [90])[0] < -1.0  # free fall: 1 − g t²/2 at t = 1.48 s
 
 
-@pytest.mark.parametrize("method", ["CHOLESKY", "IMPULSE"])
+@pytest.mark.parametrize("method", ["MINV", "CHOLESKY", "IMPULSE"])
 def test_other_contact_methods_and_a_raised_ground(ctx, method):
     ob = _box("cube", (0.2, 0.2, 0.2), (0, 0, 1))
     ob.redmax.simulate = True

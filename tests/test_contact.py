@@ -286,17 +286,27 @@ def test_centipede_walks_forward_and_both_methods_agree():
     """Acceptance 2 at test size (the 50-segment run is in docs/contact.md), and acceptance 1's
     'same impulses' along a walking trajectory."""
     sims = {m: engine.Simulator(engine.scenes.centipede(4), "pcg", dt=1 / 240, contact_method=m)
-            for m in ("minv", "cholesky", "impulse")}
+            for m in ("minv", "cholesky", "impulse", "auto")}
     for _ in range(60):
         lam = {}
         for m, sim in sims.items():
             sim.step()
             lam[m] = sim.contact.last.impulses
         assert rel_err(lam["cholesky"], lam["minv"]) < 1e-8 and rel_err(lam["impulse"], lam["minv"]) < 1e-8
+        assert rel_err(lam["auto"], lam["minv"]) < 1e-8
     sim = sims["minv"]
     sim.step(int(2.75 / sim.dt))
     q = sim.state.q
     assert q[0] > 0.04 and abs(q[1]) < 0.02 and 0.08 < q[2] < 0.12  # forward, straight, upright
+
+
+def test_auto_picks_the_impulse_response_for_a_few_contacts_on_a_long_chain():
+    """The default contact method: Θ(n k) impulse propagation when k ≪ n, M⁻¹ (Θ(n²)) when contacts are many."""
+    from engine.contact.space import pick_method
+
+    assert pick_method(1000, 2) == pick_method(1000, 32) == pick_method(50, 4) == "impulse"
+    assert pick_method(1000, 128) == pick_method(200, 32) == pick_method(50, 8) == "minv"
+    assert engine.Simulator(engine.scenes.centipede(4), "pcg").contact.method == "auto"
 
 
 @pytest.mark.slow

@@ -32,7 +32,7 @@ def test_scene_facts_pick_the_step_the_bake_runs():
     without = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=False)]
     assert len(without) == 2 and "PCG step:" in without[1]
     assert [g.name for g in warmup.kernel_groups("pcg", contact=True, closures=False, limits=False)][1:] == [
-        "ground contact (minv)", "contact between bodies and with mesh colliders (minv)"]
+        "ground contact (auto)", "contact between bodies and with mesh colliders (auto)"]
     limited = [g.name for g in warmup.kernel_groups("pcg", closures=False, limits=True)]
     assert len(limited) == 2 and "joint limits" in limited[1]
     assert len(warmup.kernel_groups("pcg", closures=False)) == 3  # limits not known: with and without

@@ -219,9 +219,16 @@ def _contact(solver: str, method: str, body_damping: bool | None = None, forces:
         scene.set_ground(lowest + SINK, friction=0.8, bodies=["loose"])  # it starts SINK deep in the ground
         return scene
 
-    options = {"contact_method": method, "contact_options": {"margin": 0.1}}
-    _clear_steps(grounded(True), solver, **options)
-    return _step(grounded(False), solver, **options)
+    for m in _concrete(method):
+        options = {"contact_method": m, "contact_options": {"margin": 0.1}}
+        _clear_steps(grounded(True), solver, **options)
+        sim = _step(grounded(False), solver, **options)
+    return sim
+
+
+def _concrete(method: str) -> tuple:
+    """The contact space's methods a bake with ``contact_method`` may run ("auto" picks one per contact set)."""
+    return ("minv", "impulse") if method == "auto" else (method,)
 
 
 BOX = 0.2  # m: the contact scenes' cubes
@@ -271,7 +278,8 @@ def _body_contact(solver: str, method: str, body_damping: bool | None = None, cl
     closure; each with the stabilization's projection."""
     variants = [(True, False), (False, False)] + ([(True, True)] if closures is not False else [])
     for articulated, closure in variants:
-        sim = _step(_boxes_on_a_mesh(articulated, closure, body_damping), solver, contact_method=method)
+        for m in _concrete(method):
+            sim = _step(_boxes_on_a_mesh(articulated, closure, body_damping), solver, contact_method=m)
     return sim
 
 
@@ -314,11 +322,11 @@ def scene_facts(scene: Scene) -> dict:
             "body_damping": bool(np.any(np.asarray(scene.body_damping) != 0.0))}
 
 
-def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
+def kernel_groups(solver: str = "pcg", *, contact: bool = False, contact_method: str = "auto",
                   closures: bool | None = None, limits: bool | None = None,
                   body_damping: bool | None = None) -> list[KernelGroup]:
     """The groups a bake with ``solver`` ("pcg", "direct", "dense") runs, in order; contact (``contact_method``
-    "minv", "cholesky" or "impulse": the ground, then bodies against bodies and mesh colliders in the dense
+    "auto" (both "minv" and "impulse"), "minv", "cholesky" or "impulse": the ground, then bodies against bodies and mesh colliders in the dense
     and the tree-by-tree contact space, with closures unless ``closures`` is False) only when ``contact``.
 
     closures: the scene has loop closures (True: only the step with closures is compiled; False: only
@@ -434,7 +442,7 @@ def _read_stamp(folder: Path | None = None) -> dict:
         return {}
 
 
-def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
+def is_warm(solver: str = "pcg", *, contact: bool = False, contact_method: str = "auto",
             closures: bool | None = None, limits: bool | None = None, body_damping: bool | None = None) -> bool:
     """True when the last complete ``compile_kernels`` of this solver, for these scene facts (or for
     facts left open, which covers them), is still in numba's cache (so a first step loads machine code
@@ -486,7 +494,7 @@ def _write_stamp(key: str) -> int:
     return len(kernels)
 
 
-def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_method: str = "minv",
+def compile_kernels(solver: str = "pcg", *, contact: bool = False, contact_method: str = "auto",
                     closures: bool | None = None, limits: bool | None = None, body_damping: bool | None = None,
                     progress: Callable[[int, int, str], None] | None = None,
                     cancel: Callable[[], bool] | None = None) -> WarmupResult:

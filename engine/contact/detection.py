@@ -108,6 +108,10 @@ def find_contacts(S, T, Rw, pw, Rw1, pw1, lo, hi, sweep, pairs, npairs, margin, 
     nofaces = (S.fnorm[0:0], S.ffirst[0:0], S.fsize[0:0], S.findex)
     for k in range(npairs):
         i, j = pairs[k, 0], pairs[k, 1]
+        threshold = margin + pair_sweep(S, i, j, sweep, Rw, pw, Rw1, pw1)
+        apart = np.sqrt((pw[i, 0] - pw[j, 0]) ** 2 + (pw[i, 1] - pw[j, 1]) ** 2 + (pw[i, 2] - pw[j, 2]) ** 2)
+        if apart - S.reach[i] - S.reach[j] > threshold:  # their bounding spheres are farther apart: no GJK
+            continue
         vi = S.hverts[S.vstart[i]:S.vstart[i] + S.vcount[i]]
         vj = S.hverts[S.vstart[j]:S.vstart[j] + S.vcount[j]]
         fi = (S.fnorm[S.fstart[i]:S.fstart[i] + S.fcount[i]], S.ffirst[S.fstart[i]:S.fstart[i] + S.fcount[i]],
@@ -115,8 +119,7 @@ def find_contacts(S, T, Rw, pw, Rw1, pw1, lo, hi, sweep, pairs, npairs, margin, 
         fj = (S.fnorm[S.fstart[j]:S.fstart[j] + S.fcount[j]], S.ffirst[S.fstart[j]:S.fstart[j] + S.fcount[j]],
               S.fsize[S.fstart[j]:S.fstart[j] + S.fcount[j]], S.findex)
         count = convex_pair(mw, wk, S.kind[i], S.dims[i], vi, fi, Rw[i], pw[i], S.rho[i], S.kind[j], S.dims[j], vj, fj,
-                            Rw[j], pw[j], S.rho[j], margin + pair_sweep(S, i, j, sweep, Rw, pw, Rw1, pw1), dw.normal,
-                            dw.a, dw.b)
+                            Rw[j], pw[j], S.rho[j], threshold, dw.normal, dw.a, dw.b)
         if count > 0:
             emit(mw, count, out, S.body[i], S.body[j], (i << KEY_SHIFT_A) | (j << KEY_SHIFT_B),
                  combine(S.friction[i], S.friction[j], pair_mu, MAX_FRICTION),

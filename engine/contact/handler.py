@@ -49,7 +49,7 @@ from .detection import CollisionDetector
 from .jacobian import contact_directions, point_maps
 from .pgs import solve_contacts
 from .shapes import Contacts, colliding_bodies
-from .space import METHODS, ContactSpace
+from .space import CHOICES, ContactSpace, pick_method
 from .sparse_space import SparseContactSpace, model_trees
 
 SPACES = ("auto", "dense", "sparse")
@@ -129,14 +129,15 @@ class ContactMemory:
 
 class ContactHandler:
     """The contact stage of a scene with a ground, body contacts or static colliders; ``method``:
-    ``"minv"``, ``"cholesky"`` or ``"impulse"`` (``space``); ``space``: ``"auto"``, ``"dense"``, ``"sparse"``."""
+    ``"auto"`` (by the contacts' count, ``space.pick_method``), ``"minv"``, ``"cholesky"`` or ``"impulse"``
+    (``space``); ``space``: ``"auto"``, ``"dense"``, ``"sparse"``."""
 
-    def __init__(self, scene, dt: float, *, method: str = "minv", threads: int = 1, max_iter: int = 200,
+    def __init__(self, scene, dt: float, *, method: str = "auto", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
                  bounce_speed: float = 0.1, speculative_speed: float = 0.0, space: str = "auto",
                  velocity_tol: float = 1e-7, stabilize_depth: float = 1e-3):
-        if method not in METHODS:
-            raise ValueError(f"contact_method must be one of {', '.join(METHODS)}, got {method!r}")
+        if method not in CHOICES:
+            raise ValueError(f"contact_method must be one of {', '.join(CHOICES)}, got {method!r}")
         if space not in SPACES:
             raise ValueError(f"contact space must be one of {', '.join(SPACES)}, got {space!r}")
         if not scene.has_contact:
@@ -218,7 +219,8 @@ class ContactHandler:
         lam0, came_in = self.memory.recall(keys)
         self.bouncing = bool(np.any(came_in > 0.0))
         if self._dense(contacts):
-            space = ContactSpace(self.model, q, contacts, self.method, self.threads, inertia, joint_diag, self.ws)
+            space = ContactSpace(self.model, q, contacts, self._method(contacts), self.threads, inertia, joint_diag,
+                                 self.ws)
             t2 = time.perf_counter()
             self.seconds["space"] += t2 - t1
             u_free = space.velocity(v)
@@ -267,7 +269,7 @@ class ContactHandler:
             contacts = self.detector.detect(R1.copy(), p1.copy())
             if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
                 break
-            space = (ContactSpace(self.model, q_new, contacts, self.method, self.threads, None, None, self.ws)
+            space = (ContactSpace(self.model, q_new, contacts, self._method(contacts), self.threads, None, None, self.ws)
                      if self._dense(contacts) else self._sparse_space(q_new, contacts, None, None))
             q_new = integrate(self.model, q_new, self._projection(space, contacts.depth), 1.0)
         self.seconds["stabilize"] += time.perf_counter() - t0
@@ -292,6 +294,10 @@ class ContactHandler:
         if self.closure_rows is not None:
             project_onto_closures(space, self.closure_rows(q, self.ws), self.ws.X0_E, self.ws.X0_r)
         return space
+
+    def _method(self, contacts: Contacts) -> str:
+        """The contact space's method for these contacts (``method``, or by their count when "auto")."""
+        return pick_method(self.model.nv, len(contacts)) if self.method == "auto" else self.method
 
     def _dense(self, contacts: Contacts) -> bool:
         """Dense contact space: forced, or all contacts on one tree (besides static colliders) and no closures to keep
