@@ -26,7 +26,10 @@ import engine  # noqa: E402
 # A chain demo, a snapshot of everything a bake could touch, then Bake on a cold cache; the test
 # interrupts it (Ctrl+C, the headless ESC) at the first compile line and compares the snapshots.
 COLD_BAKE = r"""
-import json, os, sys, time
+import json, os, signal, sys, time
+# Ctrl+C as in a terminal: a test run started as a background job (CI shells: `cmd &`) hands its children SIGINT
+# ignored, and Python then installs no KeyboardInterrupt handler (the test failed that way, not the add-on)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import bpy
 sys.path.insert(0, sys.argv[1])
 import addon

@@ -20,7 +20,7 @@ def test_bench_contact_quick(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     rows = list(csv.DictReader(open(tmp_path / "contact.csv")))
     assert {"suite", "scene", "method", "n", "dofs", "seconds_per_step", "iterations"} <= set(rows[0])
-    methods = ("engine", "engine_20_sweeps", "bullet")
+    methods = ("engine", "engine_200_sweeps", "bullet")
     assert {(r["method"], int(r["n"])) for r in rows} == {(m, n) for m in methods for n in (8, 27)}
     for r in rows:
         assert int(r["dofs"]) == 6 * int(r["n"]) and float(r["seconds_per_step"]) > 0

@@ -223,7 +223,8 @@ def test_dense_and_tree_by_tree_contact_agree():
     out = []
     for space in ("dense", "sparse"):
         sim = engine.Simulator(box_stack(2), "pcg", dt=H, contact_options={"space": space, "max_iter": 20000,
-                                                                         "tol": 1e-14, "velocity_tol": 1e-13})
+                                                                         "velocity_max_iter": 20000, "tol": 1e-14,
+                                                                         "velocity_tol": 1e-13})
         sim.step(3)
         out.append(sim.state.qd.copy())
     assert np.allclose(out[0], out[1], atol=1e-9)

@@ -411,3 +411,20 @@ def test_speculative_speed_widens_the_detection_margin_with_the_step():
     with pytest.raises(ValueError, match="speculative_speed"):
         ContactHandler(scene, 1 / 24, speculative_speed=-1.0)
 
+
+
+def test_a_falling_pile_solves_its_contacts_in_at_most_velocity_max_iter_sweeps():
+    """The tree-by-tree solve is cut at 30 sweeps by default (a falling pile never meets the tolerance), and at what
+    the option says; less than one sweep is refused by name."""
+    from engine.contact.handler import ContactHandler
+    from engine.scenes.collisions import box_pile
+
+    for cap, options in ((30, {}), (7, {"velocity_max_iter": 7})):
+        sim = engine.Simulator(box_pile(27), "pcg", dt=1 / 48, contact_options=options)
+        sweeps = []
+        for _ in range(30):
+            sim.step()
+            sweeps.append(sim.contact.last.sweeps)
+        assert max(sweeps) == cap
+    with pytest.raises(ValueError, match="velocity_max_iter"):
+        ContactHandler(box_pile(2), 1 / 48, velocity_max_iter=0)

@@ -15,7 +15,11 @@ hard-constraints solver (``detect_world``). The solve takes one of two forms, eq
   contact space of ``space`` (A = J M⁻¹ Jᵀ by ``method``: "minv", "cholesky" or "impulse") and ``pgs``;
 * several: Gauss–Seidel on the velocities tree by tree, accelerated by nonsmooth conjugate gradients
   (``sparse_space``), so that a pile of a thousand boxes never forms a (3k)² matrix and a stack of ten
-  converges in tens of sweeps. ``space="dense"`` or ``"sparse"`` forces one.
+  converges in tens of sweeps. ``space="dense"`` or ``"sparse"`` forces one. At most ``velocity_max_iter``
+  sweeps (30; warm-started): a falling pile never meets the tolerance (Gauss–Seidel on thousands of
+  contacts converges linearly), and 200 sweeps a step made a 500-box pile 2.7× slower than Bullet at
+  its 10 iterations with no visible gain (deepest penetration 0.89 mm at 200, 0.98 mm at 30; a stack of
+  ten drifts 3.5 mm in 10 s at 30, 1.5 mm at 200).
 
 The normal target velocity per contact (depth d, free normal velocity u*):
 
@@ -135,7 +139,7 @@ class ContactHandler:
     def __init__(self, scene, dt: float, *, method: str = "auto", threads: int = 1, max_iter: int = 200,
                  tol: float = 1e-10, margin: float | None = None, baumgarte: float = 0.2, slop: float = 2e-4,
                  bounce_speed: float = 0.1, speculative_speed: float = 0.0, space: str = "auto",
-                 velocity_tol: float = 1e-7, stabilize_depth: float = 1e-3):
+                 velocity_tol: float = 1e-7, velocity_max_iter: int = 30, stabilize_depth: float = 1e-3):
         if method not in CHOICES:
             raise ValueError(f"contact_method must be one of {', '.join(CHOICES)}, got {method!r}")
         if space not in SPACES:
@@ -150,6 +154,9 @@ class ContactHandler:
         self.method, self.threads, self.max_iter, self.tol = method, int(threads), int(max_iter), float(tol)
         self.space = space
         self.velocity_tol = float(velocity_tol)  # m/s: a tree-by-tree sweep that changes no contact velocity more ends
+        if int(velocity_max_iter) < 1:
+            raise ValueError(f"contact velocity_max_iter must be ≥ 1, got {velocity_max_iter}")
+        self.velocity_max_iter = int(velocity_max_iter)  # tree-by-tree sweeps at most (and at most max_iter)
         if not (np.isfinite(speculative_speed) and speculative_speed >= 0):
             raise ValueError(f"contact speculative_speed must be ≥ 0 m/s, got {speculative_speed}")
         # detection margin: contacts are looked for this far beyond each pair's sweep in the step
@@ -235,8 +242,8 @@ class ContactHandler:
             self.seconds["space"] += t2 - t1
             u_free = space.velocity(v)
             target, speed = self.normal_targets(contacts, u_free[0::3], came_in)
-            lam, v_new, sweeps = space.solve(v, target, contacts.friction, lam0.reshape(-1), max_iter=self.max_iter,
-                                             tol=self.velocity_tol)
+            lam, v_new, sweeps = space.solve(v, target, contacts.friction, lam0.reshape(-1),
+                                             max_iter=min(self.max_iter, self.velocity_max_iter), tol=self.velocity_tol)
             self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
         self.memory.keep(keys, lam, speed)
         pending = speed > 0.0
