@@ -219,10 +219,7 @@ def test_closed_forms():
     assert d1 == pytest.approx(np.sqrt(3) - (np.linalg.norm([0.4, 0.4, 0.4]) + 0.1) - 0.1)
 
 
-# derandomized: random runs find deep penetrations where EPA's depth depends on the pair's order (seed 1155,
-# spread 0.05078: −0.302 m one way, −0.222 m the other; issue #30's note) — a known bug, reported, not yet fixed;
-# the fixed examples keep checking everything else in every run
-@settings(max_examples=120, deadline=None, derandomize=True)
+@settings(max_examples=120, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), spread=st.floats(0.05, 1.5))
 def test_fuzzed_poses_are_symmetric_and_consistent(seed, spread):
     """Any pose: d(A, B) = d(B, A) with the normal reversed; the points are d apart along the normal (apart)
@@ -237,6 +234,33 @@ def test_fuzzed_poses_are_symmetric_and_consistent(seed, spread):
         assert n @ m == pytest.approx(-1.0, abs=1e-4), (ka, kb)
         # (overlapping: EPA's witnesses lie on its polytope's face, within its tolerance of the surface)
         assert np.allclose(xa - xb, d * n, atol=1e-7 if d > 0 else 1e-5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), spread=st.floats(0.02, 0.1))
+def test_deep_penetrations_do_not_depend_on_the_order(seed, spread):
+    """Deep overlaps (centres 2 cm to 0.1 m apart, every ordered kind pair): d(A, B) = d(B, A) to 1e-7 m, and
+    both are the depth: the width of the Minkowski difference along the engine's own normal equals it (it is
+    attained) and no direction near either order's normal is narrower (the support dual, ``dual_depth``).
+    Issue #30: a horizon of two loops folded EPA's polytope, seed 1155 gave 0.302 and 0.222 m for 0.438 m.
+    Tolerance 1e-8 m: EPA stops when the support adds < 1e-11 of the shapes' scale; with a curved core 1e-6 m,
+    as it may stop after 128 vertices instead (measured ≤ 1e-9 m on 987 of 988 random deep pairs). Not drawn:
+    centres closer than 2 cm, where a cylinder centred on a sphere has a ring of nearly equally deep directions
+    that a 128-vertex polygon resolves to 6.4e-5 m only (2 mm off centre; 1.4e-4 m at 0.07 mm), or the cores'
+    difference is flat (a sphere centred on a capsule) and the normal is not chosen in it."""
+    (ka, a, sa, Ra, pa), (kb, b, sb, Rb, pb) = random_pair(seed, spread)
+    d, n, _, _ = pair_distance(a, pose(Ra, pa), b, pose(Rb, pb))
+    e, m, _, _ = pair_distance(b, pose(Rb, pb), a, pose(Ra, pa))
+    if max(d, e) > -1e-3:
+        return  # (a thin shape beside another: not deep)
+    assert d == pytest.approx(e, abs=1e-7), (ka, kb)
+    SA, SB = world_support(sa, Ra, pa), world_support(sb, Rb, pb)
+    tol = 1e-6 if {ka, kb} & CURVED else 1e-8
+    width = -n @ SA(-n) - (-n) @ SB(n)
+    assert width == pytest.approx(-d, abs=tol), (ka, kb)
+    depth = min(dual_depth(SA, SB, -n), dual_depth(SA, SB, m))
+    assert -d == pytest.approx(depth, abs=tol), (ka, kb)
+    assert -e == pytest.approx(depth, abs=tol), (ka, kb)
 
 
 def test_a_shape_refused_by_name_never_reaches_the_narrow_phase():

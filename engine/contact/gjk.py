@@ -12,8 +12,15 @@ If the origin is inside D (the cores overlap), EPA (van den Bergen 2001, §4.3.5
 simplex into a polytope inside D towards D's boundary, always expanding the face closest to the
 origin, until the support in that face's normal adds less than ε: the face's distance is the
 penetration depth p and −normal the direction from B to A that separates them by the least
-translation. A polytope pair converges exactly; a curved core to ε after enough expansions
-(``EPA_VERTICES``).
+translation. A new support point w replaces the faces it sees by a fan of faces from w to their
+boundary (the horizon); the faces it sees are found by walking the polytope's face adjacency from
+the expanded face (van den Bergen's silhouette; Bullet's btGjkEpa2 ``EPA::expand``), never by a
+plane test of every face: w on the plane of a distant face (a flat cap of a cylinder or a box's face,
+where many faces of the polytope are coplanar) sees it by round-off, and a horizon of two loops folds
+the polytope inside out (issue #30: depths that depended on the order of the pair). A polytope pair
+converges exactly; a curved core to ε after enough expansions (``EPA_VERTICES``), except where a whole
+ring of directions is (nearly) equally deep — a sphere centred in a cylinder —, whose polygon of at
+most ``EPA_VERTICES`` vertices leaves the depth short by about r(1 − cos(π/k)) (measured 1.4e-4 m).
 
 Signed distance convention: ``gjk_epa`` returns d > 0 (apart) or −p (overlapping) of the *cores*;
 the narrow phase subtracts the rounding radii.
@@ -46,6 +53,11 @@ class GjkWork(NamedTuple):
     fd: np.ndarray     # (EPA_FACES,) distances from the origin
     alive: np.ndarray  # (EPA_FACES,) bool
     edges: np.ndarray  # (3 EPA_FACES, 2) int64 horizon
+    adj: np.ndarray    # (EPA_FACES, 3) int64 the face across edge e (face[f, e] → face[f, e + 1])
+    mark: np.ndarray   # (EPA_FACES,) int64 +tag: seen by this expansion's point, −tag: tested, not seen
+    stack: np.ndarray  # (EPA_FACES,) int64 faces to walk from, then the new faces' slots
+    hface: np.ndarray  # (3 EPA_FACES,) int64 the unseen face beyond each horizon edge
+    start: np.ndarray  # (EPA_VERTICES,) int64 the horizon edge leaving each vertex
     v: np.ndarray      # (3,) scratch vectors
     d: np.ndarray
     sa: np.ndarray
@@ -56,7 +68,9 @@ class GjkWork(NamedTuple):
 def gjk_work() -> GjkWork:
     return GjkWork(np.zeros((EPA_VERTICES, 3)), np.zeros((EPA_VERTICES, 3)), np.zeros((EPA_VERTICES, 3)), np.zeros(4),
                    np.zeros((EPA_FACES, 3), np.int64), np.zeros((EPA_FACES, 3)), np.zeros(EPA_FACES),
-                   np.zeros(EPA_FACES, np.bool_), np.zeros((3 * EPA_FACES, 2), np.int64), np.zeros(3), np.zeros(3),
+                   np.zeros(EPA_FACES, np.bool_), np.zeros((3 * EPA_FACES, 2), np.int64),
+                   np.zeros((EPA_FACES, 3), np.int64), np.zeros(EPA_FACES, np.int64), np.zeros(EPA_FACES, np.int64),
+                   np.zeros(3 * EPA_FACES, np.int64), np.zeros(EPA_VERTICES, np.int64), np.zeros(3), np.zeros(3),
                    np.zeros(3), np.zeros(3), np.zeros(3))
 
 
@@ -390,6 +404,90 @@ def _set_face(wk, f, i, j, k):
 
 
 @kernel(refcounts=False)
+def _horizon(wk, best, nv, tag, eps):
+    """The faces point W[nv] sees, found by walking the adjacency from the face ``best`` (which it sees),
+    marked +tag; the edges between them and the faces it does not see (marked −tag) into edges / hface,
+    wound as their seen face has them. Returns their count. Bullet's btGjkEpa2 ``EPA::expand`` walks the same
+    way (recursively): a face counts as seen only if it is reached through seen faces, so round-off on a
+    distant coplanar face cannot tear a second hole in the polytope."""
+    W = wk.W
+    wk.mark[best] = tag
+    wk.stack[0] = best
+    top, ne = 1, 0
+    while top > 0:
+        top -= 1
+        f = wk.stack[top]
+        for e in range(3):
+            g = wk.adj[f, e]
+            if wk.mark[g] == tag:
+                continue
+            if wk.mark[g] != -tag:
+                i0 = wk.face[g, 0]
+                if (wk.fn[g, 0] * (W[nv, 0] - W[i0, 0]) + wk.fn[g, 1] * (W[nv, 1] - W[i0, 1])
+                        + wk.fn[g, 2] * (W[nv, 2] - W[i0, 2])) > eps:
+                    wk.mark[g] = tag
+                    wk.stack[top] = g
+                    top += 1
+                    continue
+                wk.mark[g] = -tag
+            wk.edges[ne, 0], wk.edges[ne, 1] = wk.face[f, e], wk.face[f, (e + 1) % 3]
+            wk.hface[ne] = g
+            ne += 1
+    return ne
+
+
+@kernel(refcounts=False)
+def _stitch(wk, ne, nv, nf, tag, eps):
+    """Replace the faces marked +tag by the fan from W[nv] to the ne horizon edges, linked to their
+    neighbours. Returns the new face count bound, or −1 (the polytope left unchanged) when the horizon is
+    not one simple loop, a fan face has no area, or the origin falls outside one (Bullet's ``newface``
+    refuses the last two)."""
+    for h in range(ne):
+        wk.start[wk.edges[h, 0]] = -1
+        wk.start[wk.edges[h, 1]] = -1
+    for h in range(ne):
+        if wk.start[wk.edges[h, 0]] >= 0:
+            return -1  # a vertex the horizon passes twice
+        wk.start[wk.edges[h, 0]] = h
+    h, steps = 0, 0
+    while steps < ne:  # one loop through every edge
+        h = wk.start[wk.edges[h, 1]]
+        steps += 1
+        if h < 0 or (h == 0 and steps < ne):
+            return -1
+    if h != 0:
+        return -1
+    slot = 0
+    for h in range(ne):
+        while slot < wk.alive.shape[0] and wk.alive[slot]:
+            slot += 1
+        if slot >= wk.alive.shape[0] or not _set_face(wk, slot, wk.edges[h, 0], wk.edges[h, 1], nv) \
+                or wk.fd[slot] < -eps:
+            if slot < wk.alive.shape[0]:
+                wk.alive[slot] = False
+            for k in range(h):
+                wk.alive[wk.stack[k]] = False
+            return -1
+        wk.stack[h] = slot
+        wk.mark[slot] = 0
+        nf = max(nf, slot + 1)
+    for f in range(nf):
+        if wk.mark[f] == tag:
+            wk.alive[f] = False
+    for h in range(ne):
+        s, g = wk.stack[h], wk.hface[h]
+        u, w = wk.edges[h, 0], wk.edges[h, 1]
+        for c in range(3):
+            if wk.face[g, c] == w and wk.face[g, (c + 1) % 3] == u:
+                wk.adj[g, c] = s
+        wk.adj[s, 0] = g
+        nxt = wk.stack[wk.start[w]]
+        wk.adj[s, 1] = nxt
+        wk.adj[nxt, 2] = s
+    return nf
+
+
+@kernel(refcounts=False)
 def epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale, normal, a, b):
     """Penetration depth ≥ 0 of the overlapping cores from GJK's final simplex (n points); normal, a, b
     as ``gjk_epa``."""
@@ -414,7 +512,7 @@ def epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale, normal, a, b):
             b[i] = s
         return 0.0
     wk.alive[:] = False
-    nf = 0
+    wk.mark[:] = 0
     for f in range(4):
         i, j, k, o = (0, 1, 2, 3) if f == 0 else (0, 3, 1, 2) if f == 1 else (0, 2, 3, 1) if f == 2 else (1, 3, 2, 0)
         nx = (W[j, 1] - W[i, 1]) * (W[k, 2] - W[i, 2]) - (W[j, 2] - W[i, 2]) * (W[k, 1] - W[i, 1])
@@ -423,60 +521,34 @@ def epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, n, scale, normal, a, b):
         if nx * (W[o, 0] - W[i, 0]) + ny * (W[o, 1] - W[i, 1]) + nz * (W[o, 2] - W[i, 2]) > 0.0:
             j, k = k, j  # wind outward (away from the opposite vertex)
         _set_face(wk, f, i, j, k)
-        nf = f + 1
-    nv = 4
+    for f in range(4):  # each edge of the tetrahedron is the reverse of one edge of another face
+        for e in range(4 * 3):
+            g, eg = e // 3, e % 3
+            for c in range(3):
+                if g != f and wk.face[g, eg] == wk.face[f, (c + 1) % 3] and wk.face[g, (eg + 1) % 3] == wk.face[f, c]:
+                    wk.adj[f, c] = g
+    nf, nv = 4, 4
+    # the polytope's own size (GJK's first support point alone may lie near the origin)
+    for k in range(4):
+        scale = max(scale, np.sqrt(W[k, 0] ** 2 + W[k, 1] ** 2 + W[k, 2] ** 2))
     tol = EPA_TOLERANCE * scale
-    best = 0
-    for _ in range(4 * EPA_VERTICES):
+    for it in range(4 * EPA_VERTICES):
         best, bd = -1, np.inf
         for f in range(nf):
             if wk.alive[f] and wk.fd[f] < bd:
                 best, bd = f, wk.fd[f]
-        if best < 0:
-            break
-        if nv >= EPA_VERTICES:
+        if best < 0 or nv >= EPA_VERTICES:
             break
         minkowski_support(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, wk.fn[best, 0], wk.fn[best, 1], wk.fn[best, 2], nv)
         gain = wk.fn[best, 0] * W[nv, 0] + wk.fn[best, 1] * W[nv, 1] + wk.fn[best, 2] * W[nv, 2] - bd
         if gain <= tol:
             break
-        # faces the new point sees go; their unpaired edges are the horizon
-        ne = 0
-        for f in range(nf):
-            if not wk.alive[f]:
-                continue
-            i0 = wk.face[f, 0]
-            if (wk.fn[f, 0] * (W[nv, 0] - W[i0, 0]) + wk.fn[f, 1] * (W[nv, 1] - W[i0, 1])
-                    + wk.fn[f, 2] * (W[nv, 2] - W[i0, 2])) <= 1e-14 * scale:
-                continue
-            wk.alive[f] = False
-            for e in range(3):
-                u, w = wk.face[f, e], wk.face[f, (e + 1) % 3]
-                found = -1
-                for h in range(ne):
-                    if wk.edges[h, 0] == w and wk.edges[h, 1] == u:
-                        found = h
-                        break
-                if found >= 0:
-                    ne -= 1
-                    wk.edges[found, 0], wk.edges[found, 1] = wk.edges[ne, 0], wk.edges[ne, 1]
-                elif ne < wk.edges.shape[0]:
-                    wk.edges[ne, 0], wk.edges[ne, 1] = u, w
-                    ne += 1
-        ok = True
-        slot = 0
-        for h in range(ne):
-            while slot < wk.alive.shape[0] and wk.alive[slot]:
-                slot += 1
-            if slot >= wk.alive.shape[0] or not _set_face(wk, slot, wk.edges[h, 0], wk.edges[h, 1], nv):
-                ok = False
-                break
-            nf = max(nf, slot + 1)
+        ne = _horizon(wk, best, nv, it + 1, 1e-14 * scale)
+        grown = _stitch(wk, ne, nv, nf, it + 1, 1e-14 * scale) if ne >= 3 else -1
+        if grown < 0:
+            break  # round-off left no simple horizon: the polytope is kept as it was (its closest face the answer)
+        nf = grown
         nv += 1
-        if not ok:
-            break
-    if best < 0:
-        best = 0
     # the deepest points: the origin's projection onto the closest face, in barycentric weights
     best, bd = 0, np.inf
     for f in range(nf):
