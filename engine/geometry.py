@@ -186,6 +186,10 @@ def collision_groups(value, where: str) -> int:
     return mask
 
 
+_HULLS: dict = {}  # vertices' bytes → hull vertex indices (the same mesh on a thousand objects is one qhull run)
+_HULLS_KEPT = 256
+
+
 def convex_hull_vertices(vertices, where: str) -> np.ndarray:
     """The vertices (m, 3) of the convex hull of ``vertices`` (n, 3); refuses an empty, flat (all in one
     plane), degenerate or non-finite point set by name."""
@@ -193,6 +197,15 @@ def convex_hull_vertices(vertices, where: str) -> np.ndarray:
         V = np.asarray(vertices, float).reshape(-1, 3)
     except (TypeError, ValueError):
         raise ModelError(f"{where}: convex 'vertices' must be (n, 3) numbers, got {vertices!r}") from None
+    key = V.tobytes()
+    if key not in _HULLS:
+        if len(_HULLS) >= _HULLS_KEPT:
+            _HULLS.clear()
+        _HULLS[key] = _hull_indices(V, where)  # (a refused set raises, and is not kept)
+    return V[_HULLS[key]]
+
+
+def _hull_indices(V: np.ndarray, where: str) -> np.ndarray:
     if len(V) == 0:
         raise ModelError(f"{where}: convex hull of an empty vertex list (give at least 4 vertices not in one plane)")
     if not np.all(np.isfinite(V)):
@@ -216,7 +229,7 @@ def convex_hull_vertices(vertices, where: str) -> np.ndarray:
     if len(hull.vertices) > MAX_HULL_VERTICES:
         raise ModelError(f"{where}: convex hull has {len(hull.vertices)} vertices, at most {MAX_HULL_VERTICES} "
                          "(decimate the mesh)")
-    return V[np.sort(hull.vertices)]
+    return np.sort(hull.vertices)
 
 
 def parse_shape(shape: dict, com, where: str) -> ContactShape:

@@ -93,21 +93,38 @@ def _axis_frame(axis) -> np.ndarray:
     return np.column_stack([x, np.cross(z, x), z])
 
 
+_FACES: dict = {}  # hull vertices' bytes → hull_faces (a thousand copies of one cube are one hull)
+_FACES_KEPT = 256
+
+
 def hull_faces(local_vertices: np.ndarray):
     """Faces of a convex hull as polygons: (normals (F, 3), vertex lists counter-clockwise seen from
     outside). Coplanar triangles of qhull are merged into one polygon."""
+    local_vertices = np.ascontiguousarray(local_vertices, dtype=float)
+    key = (local_vertices.shape, local_vertices.tobytes())
+    if key not in _FACES:
+        if len(_FACES) >= _FACES_KEPT:
+            _FACES.clear()
+        _FACES[key] = _hull_faces(local_vertices)
+    normals, polys = _FACES[key]
+    return normals.copy(), [p.copy() for p in polys]
+
+
+def _hull_faces(local_vertices: np.ndarray):
     import scipy.spatial
 
     hull = scipy.spatial.ConvexHull(local_vertices)
     eq = hull.equations  # (n, d) with n outward
-    scale = float(np.ptp(local_vertices, axis=0).max())
+    atol = 1e-9 * max(float(np.ptp(local_vertices, axis=0).max()), 1.0)
     groups: list[list[int]] = []
-    for k in range(len(eq)):
-        for g in groups:
-            if np.allclose(eq[g[0]], eq[k], atol=1e-9 * max(scale, 1.0)):
-                g.append(k)
-                break
+    reps = np.empty_like(eq)  # each group's first plane
+    for k in range(len(eq)):  # (np.allclose's test against every group at once)
+        close = np.all(np.abs(reps[:len(groups)] - eq[k]) <= atol + 1e-5 * np.abs(eq[k]), axis=1)
+        hit = np.flatnonzero(close)
+        if hit.size:
+            groups[hit[0]].append(k)
         else:
+            reps[len(groups)] = eq[k]
             groups.append([k])
     normals, polys = [], []
     for g in groups:
