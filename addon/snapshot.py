@@ -339,7 +339,7 @@ def _remove_constraints(hosts, removed: dict) -> None:
     ``btRigidBody::removeConstraintRef`` on File › New or quit; ``tests/test_addon_detach.py``)."""
     if not hosts:
         return
-    from _bpy import ops as _ops  # (the function ``bpy.ops`` itself calls)
+    from _bpy import ops as _ops  # type: ignore[import-not-found]  # (the function bpy.ops itself calls)
 
     view_layer = bpy.context.view_layer
     if view_layer is None:

@@ -384,10 +384,16 @@ def test_bones_collide_with_objects_not_with_each_other(ctx, scene):
     for b in rig.data.bones:
         b.redmax.contact_radius = 0.05
     m = mapping.build(ctx)
+    # an armature alone: nothing its bones could meet but the floor (no body contacts, no n² pairs kept apart)
+    assert m.scene.body_contact is None and not m.scene.collision_exclusions
+    assert len(m.scene.static_colliders) == 1
+    artist_cube("box", 0.3, (2, 0, 0.5), "ACTIVE")  # something else that moves: bodies meet bodies
+    m = mapping.build(ctx)
     ex = set(m.scene.collision_exclusions)
     model = m.scene.model
     a, c = model.body_index("rig:a"), model.body_index("rig:c")
     assert (min(a, c), max(a, c)) in ex  # overlapping at their heads: no contact between them
+    assert m.scene.body_contact is not None
     info = mapping.summary(ctx)
     assert "bones: collide with the objects, not with the bones of their own armature" in info["collisions"]
 
