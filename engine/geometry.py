@@ -186,8 +186,23 @@ def collision_groups(value, where: str) -> int:
     return mask
 
 
+MEMO_KEPT = 256  # entries a ``memo`` cache keeps before it starts again
+
+
+def memo(cache: dict, key, make):
+    """``cache[key]``, made by ``make()`` the first time; the cache is emptied when it holds MEMO_KEPT entries.
+    The value is returned from a local, so another thread emptying the cache meanwhile costs a recomputation,
+    never a KeyError. A ``make`` that raises leaves nothing behind."""
+    value = cache.get(key)
+    if value is None:
+        value = make()
+        if len(cache) >= MEMO_KEPT:
+            cache.clear()
+        cache[key] = value
+    return value
+
+
 _HULLS: dict = {}  # vertices' bytes → hull vertex indices (the same mesh on a thousand objects is one qhull run)
-_HULLS_KEPT = 256
 
 
 def convex_hull_vertices(vertices, where: str) -> np.ndarray:
@@ -197,12 +212,7 @@ def convex_hull_vertices(vertices, where: str) -> np.ndarray:
         V = np.asarray(vertices, float).reshape(-1, 3)
     except (TypeError, ValueError):
         raise ModelError(f"{where}: convex 'vertices' must be (n, 3) numbers, got {vertices!r}") from None
-    key = V.tobytes()
-    if key not in _HULLS:
-        if len(_HULLS) >= _HULLS_KEPT:
-            _HULLS.clear()
-        _HULLS[key] = _hull_indices(V, where)  # (a refused set raises, and is not kept)
-    return V[_HULLS[key]]
+    return V[memo(_HULLS, V.tobytes(), lambda: _hull_indices(V, where))]  # (a refused set raises, and is not kept)
 
 
 def _hull_indices(V: np.ndarray, where: str) -> np.ndarray:

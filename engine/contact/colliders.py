@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
-from ..geometry import BOX, CAPSULE, CONE, CONVEX, CYLINDER, SPHERE, ContactShape, collision_groups, parse_shapes
+from ..geometry import BOX, CAPSULE, CONE, CONVEX, CYLINDER, SPHERE, ContactShape, collision_groups, memo, parse_shapes
 from .narrowphase import ShapeArrays, StaticArrays
 from .static_mesh import MeshData, triangle_bvh, validate_mesh
 
@@ -94,7 +94,6 @@ def _axis_frame(axis) -> np.ndarray:
 
 
 _FACES: dict = {}  # hull vertices' bytes → hull_faces (a thousand copies of one cube are one hull)
-_FACES_KEPT = 256
 
 
 def hull_faces(local_vertices: np.ndarray):
@@ -102,11 +101,7 @@ def hull_faces(local_vertices: np.ndarray):
     outside). Coplanar triangles of qhull are merged into one polygon."""
     local_vertices = np.ascontiguousarray(local_vertices, dtype=float)
     key = (local_vertices.shape, local_vertices.tobytes())
-    if key not in _FACES:
-        if len(_FACES) >= _FACES_KEPT:
-            _FACES.clear()
-        _FACES[key] = _hull_faces(local_vertices)
-    normals, polys = _FACES[key]
+    normals, polys = memo(_FACES, key, lambda: _hull_faces(local_vertices))
     return normals.copy(), [p.copy() for p in polys]
 
 
