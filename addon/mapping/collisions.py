@@ -49,6 +49,7 @@ from .rigid_objects import mesh_triangles
 DEFAULT_MARGIN = 0.04    # m: Bullet's margin of a shape whose *Margin* is off (Box, Cylinder, Sphere, Capsule)
 EMBED_FRACTION = 0.5     # an embedded margin is kept below this fraction of the shape's smallest half size
 FLAT = 1e-9              # relative extent below which a mesh counts as flat
+STRETCH_TOLERANCE = 1e-6  # relative: Blender's matrices are float32 (ε 1.2e-7)
 AXES = "XYZ"
 
 
@@ -170,7 +171,7 @@ class Shapes:
                                "shape is an empty mesh (give it geometry, or remove its rigid body)")
         W = matrix(ob.matrix_world)
         R, p = rigid_part(W)
-        local = co @ (R.T @ W[:3, :3]).T  # the scaled vertices in the object's own (rotation) frame
+        local = co @ _stretch(ob, W, R).T  # the scaled vertices in the object's own (rotation) frame
         return {"type": "convex", "vertices": local, "center": p, "rotation": R, "margin": margin}
 
     def _primitive(self, ob, kind, margin, what) -> dict:
@@ -243,6 +244,18 @@ class Shapes:
         return self.body(ob), f"static {rb.collision_shape.replace('_', ' ').lower()} collider"
 
 
+def _stretch(ob, W, R) -> np.ndarray:
+    """Rᵀ W₃ (3, 3): the scale (and shear) of ``ob``'s world matrix W (4, 4) in the frame of its rotation R; its
+    own Scale (times Delta Scale) exactly where that is it to float32 precision (no parent or constraint scales
+    it). The polar decomposition of Blender's float32 matrix differs in the last bits at every rotation; the
+    own Scale does not, so copies of one mesh at any rotation (a bridge's planks) give bit-identical hull
+    vertices, whose hull ``engine.geometry`` computes once (its cache holds 256 vertex sets: 2000 planks that
+    differed in the last bits cost three qhull runs each, the read stage's time growing as n^1.16)."""
+    S = R.T @ W[:3, :3]
+    own = np.diag(np.array(ob.scale, float) * np.array(ob.delta_scale, float))
+    return own if np.abs(S - own).max() <= STRETCH_TOLERANCE * np.abs(own).max() else S
+
+
 def _flatness(points) -> float:
     """The smallest extent of ``points`` (k, 3) across their best-fitting plane."""
     c = points - points.mean(axis=0)
@@ -261,8 +274,10 @@ def add_colliders(scene, b, bscene, objects, shapes: Shapes) -> dict:
     if not report["enabled"]:
         return report
     model = scene.model
-    bodies = [n for n in colliding(model) if b.targets[n].bone or b.targets[n].object.rigid_body is not None]
-    plain = [n for n in colliding(model) if n not in bodies and b.targets[n].keyed]
+    named = colliding(model)
+    bodies = [n for n in named if b.targets[n].bone or b.targets[n].object.rigid_body is not None]
+    chosen = set(bodies)  # (``n not in bodies``, a list, made this line take time in n²: 0.3 s at 2000 planks)
+    plain = [n for n in named if n not in chosen and b.targets[n].keyed]
     if plain:
         report["none"].append((", ".join(plain[:3]) + (f" (+{len(plain) - 3})" if len(plain) > 3 else ""),
                                "no rigid body: collides with the ground plane only (add a rigid body to collide "
