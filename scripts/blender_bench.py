@@ -30,6 +30,8 @@ def parse(argv, suites):
     ap.add_argument("--out", default="bench_out_blender", metavar="DIR")
     ap.add_argument("--sim-time", type=float, default=0.0, metavar="SECONDS",
                     help="scene time per run (redmax suite; 0 = the suite default)")
+    ap.add_argument("--rigs", nargs="+", metavar="RIG", help="bake-scale: only these rigs (chain, tree, bridge)")
+    ap.add_argument("--sizes", nargs="+", type=int, metavar="N", help="bake-scale: only these sizes")
     args = ap.parse_args(argv)
     if args.suite not in suites:
         ap.error(f"unknown suite '{args.suite}' (available: {', '.join(suites)})")
@@ -58,7 +60,7 @@ def main(argv=None) -> int:
 
         print(f"RedMax: bake-scale{' --quick' if args.quick else ''} in Blender {bpy.app.version_string} → {out}",
               flush=True)
-        print(f"wrote {bake_scale.run(out, quick=args.quick)}")
+        print(f"wrote {bake_scale.run(out, quick=args.quick, rigs=args.rigs, sizes=args.sizes)}")
         return 0
     print(f"RedMax: running bench {args.suite}{' --quick' if args.quick else ''} in Blender "
           f"{bpy.app.version_string} (Python {sys.version.split()[0]}) → {out}", flush=True)
