@@ -293,6 +293,25 @@ def test_the_bench_worker_bakes_a_rig_and_checks_the_round_trip(tmp_path):
     assert all(result[s] > 0 for s in ("read", "simulate", "write keys", "bake", "clear"))
 
 
+def test_the_bench_reads_every_bakes_shapes_afresh_and_refuses_an_unknown_rig(ctx, tmp_path):
+    """Every bake of a bench session maps its Convex Hulls as the first one does (the engine's hull caches emptied:
+    kept, they spared the later bakes of small rigs only, and the read stage's minimum grew faster than n)."""
+    import importlib
+
+    from addon._engine import engine
+
+    artist_cube("hull", 1.0, (0, 0, 1), "ACTIVE").rigid_body.collision_shape = "CONVEX_HULL"
+    bpy.context.view_layer.update()
+    mapping.build(ctx)
+    caches = [importlib.import_module(f"{engine.__name__}.{m}") for m in ("geometry", "contact.colliders")]
+    assert caches[0]._HULLS  # (the hull faces are cached when a contact stage is built)
+    caches[1]._FACES[b"probe"] = None
+    bake_scale.forget_shapes()
+    assert not caches[0]._HULLS and not caches[1]._FACES
+    with pytest.raises(ValueError, match="unknown rig"):
+        bake_scale.run(tmp_path, rigs=["chian"])
+
+
 def test_a_baked_object_keeps_its_settings_out_of_the_world_and_clear_bake_links_it_back(ctx):
     scene = ctx.scene
     scene.frame_start, scene.frame_end = 1, 10
