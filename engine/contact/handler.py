@@ -50,9 +50,8 @@ from ..integrators import integrate
 from .closure_projection import project_onto_closures
 from .colliders import PLANE, StaticCollider, body_shape_list
 from .detection import CollisionDetector
-from .jacobian import contact_point_maps
+from .jacobian import contact_directions, point_maps
 from .pgs import solve_contacts
-from .refresh import carried_contacts
 from .shapes import Contacts, colliding_bodies
 from .space import CHOICES, ContactSpace, pick_method
 from .sparse_space import SparseContactSpace, model_trees
@@ -262,8 +261,7 @@ class ContactHandler:
         J_n Δq ≥ depth − slop for every contact found (a gap: at most closing it) — the contact problem without
         friction, on positions — twice at most (a projection is linear too). The velocity is left as it is
         (no energy is added). When no contact was deeper at q than the shapes' moves in the step could make
-        it beyond ``stabilize_depth``, there is nothing to look at. After a projection the contacts are those found
-        before it carried along (``_end_contacts``)."""
+        it beyond ``stabilize_depth``, there is nothing to look at."""
         if not self._stepped:
             return q_new
         self._stepped = False
@@ -273,9 +271,9 @@ class ContactHandler:
             # nothing was deep and nothing moved enough to get deep (a pile at rest): no second detection
             self.seconds["stabilize"] += time.perf_counter() - t0
             return q_new
-        contacts, at = None, None
         for _ in range(2):
-            contacts, at = self._end_contacts(q_new, contacts, at)
+            R1, p1 = link_poses(self.model, q_new, ws=self.ws)
+            contacts = self.detector.detect(R1.copy(), p1.copy())
             if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
                 break
             space = (ContactSpace(self.model, q_new, contacts, self._method(contacts), self.threads, None, None, self.ws)
@@ -283,16 +281,6 @@ class ContactHandler:
             q_new = integrate(self.model, q_new, self._projection(space, contacts.depth), 1.0)
         self.seconds["stabilize"] += time.perf_counter() - t0
         return q_new
-
-    def _end_contacts(self, q_new, known, at):
-        """(contacts at q_new (nq,), link poses there): found by the narrow phase, or, after a projection moved every
-        shape less than half the margin from the link poses ``at`` where ``known`` were found, those carried along
-        (``refresh``: a full detection cost a 500-box pile 4 ms a step)."""
-        R1, p1 = link_poses(self.model, q_new, ws=self.ws)
-        R1, p1 = R1.copy(), p1.copy()
-        if known is not None and 2.0 * self.detector.farthest_move(*at, R1, p1) < self.detector.margin:
-            return carried_contacts(known, *at, R1, p1), (R1, p1)
-        return self.detector.detect(R1, p1), (R1, p1)
 
     def _projection(self, space, depth) -> np.ndarray:
         """Δq = W J_nᵀ δ (nv,), δ ≥ 0 with J_n Δq ≥ depth − slop, on a contact space (dense or tree by tree)."""
@@ -308,9 +296,7 @@ class ContactHandler:
 
     def _sparse_space(self, q, contacts, inertia, joint_diag) -> SparseContactSpace:
         """The tree-by-tree contact problem at q, its responses restricted to the closures when there are any."""
-        F = np.empty((len(contacts), 3, 6))  # (compiled: numpy's cross products took 2.5 ms a step at 500 boxes)
-        contact_point_maps(np.ascontiguousarray(contacts.point, dtype=float),
-                           np.ascontiguousarray(contacts.normal, dtype=float), F)
+        F = point_maps(np.ascontiguousarray(contacts.point, dtype=float), contact_directions(contacts.normal))
         space = SparseContactSpace(self.model, self.trees, q, contacts, F, inertia, joint_diag, self.ws)
         if self.closure_rows is not None:
             project_onto_closures(space, self.closure_rows(q, self.ws), self.ws.X0_E, self.ws.X0_r)
