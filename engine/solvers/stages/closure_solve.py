@@ -20,7 +20,8 @@ G q̇⁺ = −C/h, then the configuration back onto C(q) = 0.
      tension is what makes its sag stiff, and a lagging tension lets a straight deck jitter.
   3. a *globalized* post-stabilization (``project``): Gauss–Newton steps q ← q ⊕ −P⁻¹Gᵀ (G P⁻¹ Gᵀ + μ)⁻¹ C(q)
      with a backtracking line search on max|C|, the Jacobian rebuilt at the iterate whenever the step's own
-     (built at the step's start) stops contracting the error.
+     (built at the step's start) stops contracting the error; the contacts the step pressed held where they are
+     (their normal rows in G, Cline and Pai 2003): the projection moves no body into what it rests on (to first order).
 
   The error is held to ``POSITION_TOL`` (1e-10 m/rad) wherever the loop allows it; on a taut loop, whose
   straight configuration the rows cannot see, to well below 1e-4 m (docs/redmax.md, *Loop closures*).
