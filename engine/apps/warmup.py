@@ -239,8 +239,8 @@ def _boxes_on_a_mesh(articulated: bool, closure: bool = False, body_damping: boo
     """Three cubes on a mesh floor (two triangles), each SINK deep in the floor or in the cube below, body
     contacts on: ``articulated``, one articulation (a free cube, a cube hinged beside it and one hinged above
     both, touching its grandparent: all contacts on one tree, the dense contact space); otherwise three free
-    cubes (one tree each: the tree-by-tree space). ``closure`` pins the hinged cube to the world (the contact
-    responses projected onto the closure). Deeper than the stabilization's depth, so the steps project too."""
+    cubes (one tree each: the tree-by-tree space). ``closure`` pins a corner of the top cube to the world (the
+    contact responses projected onto the closure). Deeper than the stabilization's depth, so the steps project too."""
     h = 0.5 * BOX - SINK
     b = ModelBuilder()
     kw = {"mass": 1.0, "inertia": (0.007, 0.007, 0.007), "shape": {"type": "box", "size": (BOX,) * 3, "friction": 0.8}}
@@ -266,9 +266,11 @@ def _boxes_on_a_mesh(articulated: bool, closure: bool = False, body_damping: boo
     scene.add_static_collider("floor", {"type": "mesh", "vertices": floor, "triangles": [(0, 1, 2), (0, 2, 3)]},
                               friction=0.8)
     scene.set_body_contacts(friction=0.8)
-    if closure:
-        R, p = link_poses(model, q0)
-        scene.add_loop_closure("side", -1, p[model.body_index("side")], kind="point", name="pin")
+    if closure:  # a corner of the top cube, off its hinge: the step ends with a closure error to project away
+        R, p = link_poses(model, q0)  # while contacts are pressed (the post-stabilization holds them: closure_solve)
+        top = model.body_index("over")
+        scene.add_loop_closure("over", -1, p[top] + R[top] @ np.array([0.5 * BOX, 0.0, 0.5 * BOX]), kind="point",
+                               name="pin")
     return scene
 
 

@@ -3,8 +3,8 @@
 * ``chain_on_stairs`` — a chain of capsule links on ball joints dropped across a staircase (a static
   triangle mesh, ``staircase_mesh``) that ends on a floor; the links collide with the steps and with
   each other.
-* ``crate_on_bridge`` — a rope bridge of hinged planks between two posts (static boxes; the far end
-  closed by a loop closure) and a 100 kg crate dropped on its middle.
+* ``crate_on_bridge`` — a rope bridge of hinged planks between two posts (static boxes; the loop closed at
+  the far post or, as the add-on maps a Blender rig, in the middle) and a 100 kg crate dropped on its middle.
 * ``box_stack`` — boxes stacked on a plane; ``box_pile`` — boxes on a jittered grid dropped onto a
   mesh floor (``python -m engine bench contact``).
 
@@ -83,46 +83,65 @@ def chain_on_stairs(n: int = 20, steps: int = 6, link_length: float = 0.15, radi
     return scene
 
 
-def crate_on_bridge(n_planks: int = 30, crate_mass: float = 100.0, drop: float = 1.0, friction: float = 0.5) -> Scene:
+def crate_on_bridge(n_planks: int = 30, crate_mass: float = 100.0, drop: float = 1.0, friction: float = 0.5, *,
+                    crate: bool = True, closed_at: str = "far_post") -> Scene:
     """A rope bridge of n_planks planks (0.3 × 1 × 0.05 m, 5 kg) hinged end to end about y between two posts
-    (static boxes) 1 m up, the far end held by a hinge loop closure, and a crate (0.6 m cube of
-    ``crate_mass`` kg) ``drop`` m above the middle plank."""
+    (static boxes) 1 m up, in a symmetric hang, and a crate (0.6 m cube of ``crate_mass`` kg) ``drop`` m above
+    the middle plank (``crate=False``: no crate). ``closed_at``: where the loop closes — ``"far_post"`` (one
+    chain from the near post, a hinge loop closure to the far one) or ``"middle"`` (a chain from each post, a
+    hinge closure between the two middle planks: how the add-on maps the Blender rig, growing its joint trees
+    from both posts)."""
     if n_planks < 3:
         raise ValueError("crate_on_bridge needs at least three planks")
+    if closed_at not in ("far_post", "middle"):
+        raise ValueError(f"crate_on_bridge: closed_at must be 'far_post' or 'middle', got {closed_at!r}")
     plank, width, thick, mass = 0.3, 1.0, 0.05, 5.0
     sag = 0.02  # rad per hinge: a slight hang, so the deck is not a straight (singular) line
+    half = n_planks // 2
+    hang = sag * (n_planks - 1) / 2  # a symmetric hang: the first plank down by this, each hinge turning it back up
+    angles = hang - sag * np.arange(n_planks)  # each plank's pitch (about y; positive: its far end lower)
+    ends = np.vstack([(0.0, 0.0, 1.0), (0.0, 0.0, 1.0) + plank * np.cumsum(
+        np.stack([np.cos(angles), np.zeros(n_planks), -np.sin(angles)], axis=1), axis=0)])  # the hinge points
     b = ModelBuilder()
     inertia = box_inertia(mass, (plank, width, thick))
     shape = {"type": "box", "size": (plank, width, thick), "friction": friction}
-    for i in range(n_planks):
+    near = range(n_planks) if closed_at == "far_post" else range(half)
+    for i in near:  # from the near post, each plank's link frame at its near hinge
         b.add_body(f"plank{i}", parent=i - 1, joint="revolute", axis=(0, 1, 0),
-                   joint_origin=(0.0, 0.0, 1.0) if i == 0 else (plank, 0.0, 0.0), com=(0.5 * plank, 0.0, 0.0),
+                   joint_origin=tuple(ends[0]) if i == 0 else (plank, 0.0, 0.0), com=(0.5 * plank, 0.0, 0.0),
                    mass=mass, inertia=inertia, shape=shape, joint_name=f"hinge{i}")
+    for i in range(n_planks - 1, len(near) - 1, -1):  # from the far post (closed_at="middle"): frames at far hinges
+        b.add_body(f"plank{i}", parent=-1 if i == n_planks - 1 else f"plank{i + 1}", joint="revolute", axis=(0, 1, 0),
+                   joint_origin=tuple(ends[-1]) if i == n_planks - 1 else (-plank, 0.0, 0.0),
+                   com=(-0.5 * plank, 0.0, 0.0), mass=mass, inertia=inertia, shape=shape, joint_name=f"hinge{i + 1}")
     size = 0.6
-    b.add_body("crate", joint="free", mass=crate_mass, inertia=box_inertia(crate_mass, (size,) * 3),
-               shape={"type": "box", "size": (size,) * 3, "friction": friction}, joint_name="crate")
+    if crate:
+        b.add_body("crate", joint="free", mass=crate_mass, inertia=box_inertia(crate_mass, (size,) * 3),
+                   shape={"type": "box", "size": (size,) * 3, "friction": friction}, joint_name="crate")
     model = b.finalize()
     q0 = model.neutral_q()
-    half = n_planks // 2
-    hang = sag * (n_planks - 1) / 2  # a symmetric hang: the first plank down by this, each hinge turning it back up
-    for i in range(n_planks):
-        q0[model.q_slice(f"hinge{i}")] = hang if i == 0 else -2 * hang / (n_planks - 1)
+    for i in near:
+        q0[model.q_slice(f"hinge{i}")] = angles[0] if i == 0 else angles[i] - angles[i - 1]
+    for i in range(n_planks - 1, len(near) - 1, -1):
+        q0[model.q_slice(f"hinge{i + 1}")] = angles[i] if i == n_planks - 1 else angles[i] - angles[i + 1]
     span = n_planks * plank
-    R, p = link_poses(model, q0)
-    last = model.body_index(f"plank{n_planks - 1}")
-    end = p[last] + R[last] @ np.array([plank, 0.0, 0.0])
-    crate = model.body_index("crate")
-    mid = p[model.body_index(f"plank{half}")]
-    qc = model.q_slice("crate").start
-    q0[qc:qc + 3] = (mid[0] + 0.5 * plank, 0.0, mid[2] + 0.5 * thick + 0.5 * size + drop)
+    if crate:
+        qc = model.q_slice("crate").start  # over the middle plank's near half (its near hinge at ends[half])
+        q0[qc:qc + 3] = (ends[half][0] + 0.5 * plank, 0.0, ends[half][2] + 0.5 * thick + 0.5 * size + drop)
     scene = Scene(model, name=f"crate_on_bridge_{n_planks}", q0=q0)
-    scene.add_loop_closure(f"plank{n_planks - 1}", -1, end, kind="hinge", axis=(0, 1, 0), name="far_post")
-    for name, x in (("near_post", -0.25), ("far_post_block", end[0] + 0.25)):
+    if closed_at == "far_post":
+        scene.add_loop_closure(f"plank{n_planks - 1}", -1, ends[-1], kind="hinge", axis=(0, 1, 0), name="far_post")
+    else:
+        scene.add_loop_closure(f"plank{half - 1}", f"plank{half}", ends[half], kind="hinge", axis=(0, 1, 0),
+                               name="middle")
+    for name, x in (("near_post", -0.25), ("far_post_block", ends[-1][0] + 0.25)) if crate else ():
         scene.add_static_collider(name, {"type": "box", "size": (0.5, 1.4, 1.0)}, position=(x, 0.0, 0.5),
                                   friction=friction, bodies=["crate"])  # (the planks hang from them)
     scene.set_ground(friction=friction)
-    scene.set_body_contacts(friction=friction, bodies=[f"plank{i}" for i in range(n_planks)] + ["crate"])
-    scene.metadata.update(span=span, crate=crate, n_planks=n_planks)
+    scene.set_body_contacts(friction=friction, bodies=[f"plank{i}" for i in range(n_planks)] + ["crate"] * crate)
+    scene.metadata.update(span=span, n_planks=n_planks, closed_at=closed_at)
+    if crate:
+        scene.metadata["crate"] = model.body_index("crate")
     return scene
 
 

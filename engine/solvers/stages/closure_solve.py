@@ -20,7 +20,8 @@ G q̇⁺ = −C/h, then the configuration back onto C(q) = 0.
      tension is what makes its sag stiff, and a lagging tension lets a straight deck jitter.
   3. a *globalized* post-stabilization (``project``): Gauss–Newton steps q ← q ⊕ −P⁻¹Gᵀ (G P⁻¹ Gᵀ + μ)⁻¹ C(q)
      with a backtracking line search on max|C|, the Jacobian rebuilt at the iterate whenever the step's own
-     (built at the step's start) stops contracting the error.
+     (built at the step's start) stops contracting the error; the contacts the step pressed held where they are
+     (their normal rows in G, Cline and Pai 2003): the projection moves no body into what it rests on (to first order).
 
   The error is held to ``POSITION_TOL`` (1e-10 m/rad) wherever the loop allows it; on a taut loop, whose
   straight configuration the rows cannot see, to well below 1e-4 m (docs/redmax.md, *Loop closures*).
@@ -36,7 +37,7 @@ from ...algorithms.aba import articulated_inertia_pass
 from ...algorithms.kinematics import joint_pass, world_pass
 from ...integrators import integrate_kernel
 from ..linalg.block_jacobi import block_jacobi_solve_rows, pcg_solve
-from .loop_closures import constraint_jacobian, constraint_rows
+from .loop_closures import constraint_jacobian, constraint_rows, contact_normal_rows, pressed_contacts
 
 PROXIMAL = 1e-10         # μ relative to the largest eigenvalue of G W Gᵀ
 ILL_CONDITIONED = 1e-4   # G P⁻¹ Gᵀ with an eigenvalue below this (relative) is a nearly straight loop
@@ -177,27 +178,30 @@ class ClosureSolve:
         Jacobi preconditioner P (an SPD stand-in for M̃ that every solver can afford), α halved until max|C|
         falls (at most 5 times), until max|C| < POSITION_TOL (at most MAX_PROJECTIONS steps). The step's own G
         (from its start) serves while it contracts the error at least fourfold per step; else G and P are
-        rebuilt at the iterate. Returns (q, the largest remaining |C|); the workspace ends at the returned q."""
+        rebuilt at the iterate. Returns (q, the largest remaining |C|); the workspace ends at the returned q.
+
+        The contacts the step's contact stage pressed are held where they are: their normal rows join G with a
+        zero target (Cline and Pai 2003, "Post-Stabilization for Rigid Body Simulation with Contact and
+        Constraints": one projection onto every active constraint). A closure projection blind to them moves
+        its bodies into what they rest on — a crate landing on a rope bridge's middle hinge turns the planks
+        there by ~0.3 rad in a 1/48 s step, the closure ends ~1 cm open, and its projection pushed the deck
+        10–15 cm into the crate; the contact's projection then broke the closure by up to 0.7 m and the next
+        step's target −C/h fed that back as energy (docs/redmax.md, *Loop closures*). What the held contacts
+        leave of C the next step's velocity target takes, where contact is unilateral."""
         s = self.s
         model, ws = s.model, s.ws
         Y, _ = s._projection
         Sinv = self._Sinv_start
         bodies, rows, C = self._errors(q)
+        held = pressed_contacts(s.contact.last, ws) if s.contact is not None else None
         error = float(np.abs(C).max()) if len(C) else 0.0
-        fresh = False
+        fresh = held is not None  # the step's own G has no contact rows: built at every iterate
         for _ in range(MAX_PROJECTIONS):
             if error < POSITION_TOL:
                 break
             if fresh:
-                articulated_inertia_pass(model.tree, ws, s.A, s._r)  # P at q (A holds body-fixed blocks)
-                G = np.empty((len(rows), model.nv))
-                constraint_jacobian(model.tree, ws, bodies, rows, s._lnk[1], G)
-                if len(s._presc_rows[0]):
-                    G = np.vstack([G, s.prescribed.unit_rows(s._presc_rows[0])])
-                Y = np.empty_like(G)
-                block_jacobi_solve_rows(model.tree, ws, G, Y)
-                Sinv = constraint_inverse(G @ Y.T)
-            direction = -Y.T @ (Sinv @ C)
+                Y, Sinv = self._rows_at(bodies, rows, held)
+            direction = -Y.T @ (Sinv[:, :len(C)] @ C)  # (the held contacts' rows, last, aim at no motion)
             alpha = 1.0
             for _ in range(6):
                 q_try = q.copy()
@@ -216,6 +220,26 @@ class ClosureSolve:
             fresh = fresh or e_try > 0.25 * error
             q, bodies, rows, C, error = q_try, b_try, r_try, C_try, e_try
         return q, error
+
+    def _rows_at(self, bodies, rows, held):
+        """(Y = (P⁻¹Gᵀ)ᵀ, (G P⁻¹ Gᵀ + μ)⁻¹) at the kinematics in the workspace: G the closures' rows (bodies, rows),
+        the prescribed joints' and the held contacts' normal rows (``pressed_contacts``; None: none), in that
+        order."""
+        s = self.s
+        model, ws = s.model, s.ws
+        articulated_inertia_pass(model.tree, ws, s.A, s._r)  # P at q (A holds body-fixed blocks)
+        parts = [np.empty((len(rows), model.nv))]
+        constraint_jacobian(model.tree, ws, bodies, rows, s._lnk[1], parts[0])
+        if len(s._presc_rows[0]):
+            parts.append(s.prescribed.unit_rows(s._presc_rows[0]))
+        if held is not None:
+            contact_bodies, contact_rows = contact_normal_rows(held, ws)
+            parts.append(np.empty((len(contact_rows), model.nv)))
+            constraint_jacobian(model.tree, ws, contact_bodies, contact_rows, s._lnk[1], parts[-1])
+        G = np.vstack(parts) if len(parts) > 1 else parts[0]
+        Y = np.empty_like(G)
+        block_jacobi_solve_rows(model.tree, ws, G, Y)
+        return Y, constraint_inverse(G @ Y.T)
 
     def _errors(self, q):
         """(bodies, rows, C) of the closures at q, after the kinematics passes at q into the workspace; C ends with

@@ -204,6 +204,62 @@ def constraint_jacobian(tree, ws, row_bodies, rows, w, G):
         jacobian_transpose_product(tree, ws, w, G[k])
 
 
+@kernel(refcounts=False)
+def contact_normal_rows_kernel(bodies, points, normals, X0_E, rows):
+    """Row k = n_k·(ẋ_b − ẋ_a) over [φ_a; φ_b] (bodies[k] = (a, b), −1 the world) at the body points
+    points[k, side] (link coordinates) along the world normal normals[k]: [l × E n, E n] per body, E its
+    world-to-link rotation (``X0_E``), −1 × that for a; zeros for the world."""
+    for k in range(bodies.shape[0]):
+        for side in range(2):
+            body = bodies[k, side]
+            sign = -1.0 if side == 0 else 1.0
+            n0 = n1 = n2 = 0.0
+            if body >= 0:
+                E = X0_E[body]
+                n = normals[k]
+                n0 = sign * (E[0, 0] * n[0] + E[0, 1] * n[1] + E[0, 2] * n[2])
+                n1 = sign * (E[1, 0] * n[0] + E[1, 1] * n[1] + E[1, 2] * n[2])
+                n2 = sign * (E[2, 0] * n[0] + E[2, 1] * n[1] + E[2, 2] * n[2])
+            lp = points[k, side]
+            o = 6 * side
+            rows[k, o] = lp[1] * n2 - lp[2] * n1
+            rows[k, o + 1] = lp[2] * n0 - lp[0] * n2
+            rows[k, o + 2] = lp[0] * n1 - lp[1] * n0
+            rows[k, o + 3] = n0
+            rows[k, o + 4] = n1
+            rows[k, o + 5] = n2
+
+
+def pressed_contacts(step, ws):
+    """The contacts a contact stage pressed in its last step (``ContactStep``: normal impulse > 0) as
+    (bodies (k, 2) = (other, body), −1 the world; their points (k, 2, 3) in each body's link frame at the link
+    poses in ``ws``; world normals (k, 3), pushing ``body`` away from ``other``); None when there are none."""
+    if step is None or len(step.contacts) == 0:
+        return None
+    c = step.contacts
+    on = np.asarray(step.impulses).reshape(-1, 3)[:, 0] > 0.0
+    if not on.any():
+        return None
+    bodies = np.stack([c.other_bodies()[on], np.asarray(c.body)[on]], axis=1).astype(np.int64)
+    x = np.asarray(c.point, float)[on]
+    points = np.zeros((len(x), 2, 3))
+    for side in range(2):
+        b = bodies[:, side]
+        moving = b >= 0
+        E, p = ws.X0_E[b[moving]], ws.X0_r[b[moving]]
+        points[moving, side] = np.einsum("kij,kj->ki", E, x[moving] - p)
+    return bodies, points, np.ascontiguousarray(np.asarray(c.normal, float)[on])
+
+
+def contact_normal_rows(contacts, ws):
+    """(bodies (k, 2), rows (k, 12)) of ``pressed_contacts`` at the link poses in ``ws``, in the closures' row
+    form (``constraint_jacobian`` turns them into rows of G)."""
+    bodies, points, normals = contacts
+    rows = np.empty((len(bodies), 12))
+    contact_normal_rows_kernel(bodies, points, normals, ws.X0_E, rows)
+    return bodies, rows
+
+
 def constraint_rows(closures: ClosureArrays, ws):
     """(bodies (l, 2), rows (l, 12), errors (l,)) for all closures at the link poses in ``ws``."""
     l = closures.n_rows

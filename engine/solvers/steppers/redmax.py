@@ -382,6 +382,8 @@ class RedMaxStepper:
                                               impulsive=not smooth)
         if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
             moved = self.contact.stabilize(q_new)  # projection keeps the closures, to first order), nor a joint
+            if moved is not q_new and len(self._closures.n_rot):  # back onto them, its contacts held (closure_solve)
+                moved, constraint_error = self.onto_closures(moved)
             q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # past a bound
         if self._bdf2:
             self._history.record(state, q_new, qd_new, smooth and not self._stages_near)
