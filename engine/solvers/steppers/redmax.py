@@ -66,6 +66,7 @@ from ...integrators import integrate_kernel
 from ..stages.prescribed import PrescribedMotion, project
 from ..stages.servos import Servos
 from .incremental_potential import make_refinement
+from .redmax_impacts import ImpactCheck
 from .redmax_schemes import SCHEMES, History, parse_integrator
 from ..linalg.reduced_operators import system_product
 from ..linalg.pair_couplings import add_pair_couplings
@@ -177,7 +178,9 @@ class RedMaxStepper:
         self._bdf2 = self.integrator == "bdf2" and not self._drives
         self._history = History()  # BDF2's previous step
         self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
-        self._stages_near = False  # the last solve's contact or limit stage had rows (solve)
+        self._impact = False  # the last solve's contact or limit impulses stopped or started a motion (solve)
+        self._impacts = ImpactCheck(self) if self._bdf2 and (self.contact is not None or self.limits is not None) \
+            else None
         self._bounce_credit = 0.0  # J: what a gap's bounce may give back of the energy its closing took (solve)
         self._zero_v = np.zeros(model.nv)
         self._closure_solve = ClosureSolve(self)
@@ -384,7 +387,7 @@ class RedMaxStepper:
             moved = self.contact.stabilize(q_new)  # projection keeps the closures, to first order), nor a joint
             q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # past a bound
         if self._bdf2:
-            self._history.record(state, q_new, qd_new, smooth and not self._stages_near)
+            self._history.record(state, q_new, qd_new, not self._impact)
         total_its, max_its, solves, solve_seconds = report
         # per linear solve, the most any solve of this step took
         self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
@@ -439,6 +442,7 @@ class RedMaxStepper:
         fixed = self._fixed_rows if closures else None
         if self.servos:  # motors: bounded rows in the step's metric, closures and prescribed rows kept
             qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed)
+        free = qd_new
         if self.contact is not None:
             with _step_of(self.contact, h_move):
                 qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
@@ -451,9 +455,10 @@ class RedMaxStepper:
                 qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         loss = 0.0
         credit, self._bounce_credit = self._bounce_credit, 0.0  # J: e² of what the last solve's gap closing took
-        # contact or limit rows were near (the stages hand back their input when none is): the configuration is
-        # close to a surface or a bound, where BDF2's extrapolated start could already be past it (next step: Euler)
-        self._stages_near = qd_new is not smooth
+        # BDF2 goes on across contact and limit rows that only hold the bodies (resting, sliding); an impact, a
+        # bounce or an approach the next extrapolated start would carry past a surface restarts it (redmax_impacts)
+        self._impact = qd_new is not free and self._impacts is not None and \
+            self._impacts.impacted(q, qd, free, qd_new, h_move)
         if qd_new is not smooth and np.array_equal(qd_new, smooth):
             qd_new = smooth  # the stages had rows but no impulse: a smooth step
         elif qd_new is not smooth and self._energy_guard is not None and self._energy_guard.policy == "hold":
