@@ -164,6 +164,7 @@ class RedMaxStepper:
         self._one_call = (linear_solver == "pcg" and len(self._closures.n_rot) == 0 and self.contact is None
                           and self.limits is None and not self.prescribed and not self.servos)
         self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
+        self._assemble_entry = None  # assemble_step_system's (_assemble)
         self._q_shape = (model.nq,)
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
@@ -198,6 +199,12 @@ class RedMaxStepper:
         """Kinematics at (q, q̇) and every force: fills wrench, A, coupling and the step's right-hand
         side (``assemble_step_system``; articulated: also the preconditioner's inward pass) for a solve of
         step h (default: the stepper's dt); returns (f_r, r)."""
+        self._assemble(q, qd, control, articulated, h)
+        sa = self._system
+        return sa.f_r.copy(), sa.reduced_diag.copy()
+
+    def _assemble(self, q, qd, control, articulated, h):
+        """``evaluate`` without copying its results out (the step's own solves read them in place)."""
         h = self.dt if h is None else float(h)
         self._set_solve_step(h)
         fe, sa, ta = self.forces, self._system, self._tension_arrays
@@ -206,12 +213,22 @@ class RedMaxStepper:
         if closure_forces:
             ta.closure_wrench[:] = gs.closure_wrench
         pf_body, pf_point, pf_force, pf_K = self._point_forces(control)
-        fe.spring_energy, fe.point_force_energy = assemble_step_system(
-            self.model.tree, self.ws, self.pairs, self._force_arrays, ta, sa, _floats(q), _floats(qd),
-            _floats(control.joint_rest), pf_body, pf_point, pf_force, pf_K, h, self.geometric_stiffness,
-            gs is not None, gs is not None and gs.inertial, closure_forces, articulated)
+        q, qd, rest = _floats(q), _floats(qd), _floats(control.joint_rest)
+        args = (self.model.tree, self.ws, self.pairs, self._force_arrays, ta, sa, q, qd, rest, pf_body, pf_point,
+                pf_force, pf_K, h, self.geometric_stiffness, gs is not None, gs is not None and gs.inertial,
+                closure_forces, bool(articulated))
+        # its compiled entry point (numba's typing of the 19 arguments skipped: ≈ 8 µs a call) when the arrays that
+        # change from call to call are of the types it was compiled for — contiguous float64 (_floats,
+        # _point_forces), 1-D, writeable and aligned; anything else through numba's own dispatch
+        if (q.ndim == 1 and qd.ndim == 1 and rest.ndim == 1 and q.flags.behaved and qd.flags.behaved
+                and rest.flags.behaved and pf_body.flags.behaved and pf_point.flags.behaved and pf_force.flags.behaved):
+            entry = self._assemble_entry
+            if entry is None:
+                entry = self._assemble_entry = compiled_for(assemble_step_system, args)
+        else:
+            entry = assemble_step_system
+        fe.spring_energy, fe.point_force_energy = entry(*args)
         fe.point_force_body, fe.point_force_K = pf_body, pf_K
-        return sa.f_r.copy(), sa.reduced_diag.copy()
 
     def _set_solve_step(self, h):
         """r = h D_r + h² K_r of a solve of step h in the system buffer (rewritten only when h changes)."""
@@ -411,7 +428,7 @@ class RedMaxStepper:
         solve_seconds = 0.0
         for _ in range(MAX_FORCE_PASSES if closures and gs is not None else 1):
             used = None if not closures or gs is None or gs.closure_wrench is None else gs.closure_wrench.copy()
-            self.evaluate(q, qd, control, articulated=pcg, h=h_solve)  # leaves the step's kinematics in ws
+            self._assemble(q, qd, control, pcg, h_solve)  # leaves the step's kinematics in ws
             rhs = self._system.rhs  # Eq. 2.15
             solve_start = time.perf_counter()  # the linear-solver-dependent part (StepStats.solve_seconds)
             self._prepare_solver(self._system.reduced_diag.copy(), articulated_done=pcg)
