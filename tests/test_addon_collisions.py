@@ -258,10 +258,13 @@ def ramp(scene, mu):
 
 
 def test_a_box_on_a_frictionless_30_degree_ramp_slides_as_gravity_says(ctx, scene):
-    """Acceptance 1: after 0.5 s (frame 13 at 24 fps) the slide is ½ g sin 30° t² = 0.613 m. At the default 2
-    substeps (24 steps in 0.5 s) semi-implicit Euler leads the exact slide by up to ½ a h² N: (1 + 1/N) of it,
-    +4.2 % (measured +3.4 %: the box starts at rest on the ramp); at 60 fps (60 steps) the bound is +1.7 %.
-    Both are checked against that bound, and 60 fps against the issue's 3 %."""
+    """Acceptance 1: after 0.5 s (frame 13 at 24 fps) the slide is ½ g sin 30° t² = 0.613 m, within 3 % at 24 and
+    at 60 fps at the default 2 substeps. The box keeps Blender's default Damping Translation (0.04: a decay at
+    c = −ln(1 − 0.04) per second), which takes 4.2 mm of it: x = (a/c) (t − (1 − e^(−ct))/c) = 0.6090 m. The ramp's
+    contact only holds the box on it, so BDF2 goes on across it (engine/solvers/steppers/redmax_impacts.py) and
+    leads that slide by about its Euler start's ¾ a h², 1.5/N² (measured +0.21 % at 24 steps, −0.47 % from
+    0.613 m; implicit Euler, which BDF2 was while any contact row was near, leads by 1/N: +4.1 %, +3.4 % from
+    0.613 m). Both frame rates are checked against that bound too (plus the allowed penetration)."""
     exact = 0.5 * 9.81 * 0.5 * 0.25
     for fps in (24, 60):
         bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
@@ -275,12 +278,15 @@ def test_a_box_on_a_frictionless_30_degree_ramp_slides_as_gravity_says(ctx, scen
         ours = baked(scene, [box], n)[:, 0, :3, 3]
         slide, slide_bullet = (ours[-1] - ours[0]) @ downhill, (ref[-1] - ref[0]) @ downhill
         steps = fps // 2 * scene.redmax.substeps
+        c = -math.log(1.0 - box.rigid_body.linear_damping)
+        damped = 9.81 * 0.5 / c * (0.5 - (1.0 - math.exp(-0.5 * c)) / c)  # the slide with Blender's damping
         print(f"\nfrictionless ramp at {fps} fps: slide after 0.5 s {slide:.4f} m (Bullet {slide_bullet:.4f}, "
-              f"exact {exact:.4f}: ours {100 * (slide / exact - 1):+.2f} %, Bullet {100 * (slide_bullet / exact - 1):+.2f} %), "
+              f"exact {exact:.4f}: ours {100 * (slide / exact - 1):+.2f} %, Bullet {100 * (slide_bullet / exact - 1):+.2f} %; "
+              f"with the damping {damped:.4f}: ours {100 * (slide / damped - 1):+.2f} %), "
               f"deepest contact {deepest * 1e3:.2f} mm")
-        assert exact < slide < exact * (1 + 1 / steps) + PENETRATION  # no more than the integrator's own lead
+        assert damped < slide < damped * (1 + 1.5 / steps ** 2) + PENETRATION  # no more than BDF2's own lead
         assert deepest <= PENETRATION
-    assert slide == pytest.approx(exact, rel=0.03)
+        assert slide == pytest.approx(exact, rel=0.03)
 
 
 def test_a_box_with_friction_08_on_a_30_degree_ramp_stays_put(ctx, scene):

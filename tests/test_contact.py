@@ -199,8 +199,12 @@ def test_box_sticks_below_the_friction_angle_and_slides_above():
     x0 = sim.state.q[:3].copy()
     sim.step(240)
     downhill = np.array([np.cos(a), 0.0, -np.sin(a)])
-    expected = 0.5 * 9.81 * (np.sin(a) - mu * np.cos(a)) * (1 + 1 / 240)  # semi-implicit Euler's sum
-    assert (sim.state.q[:3] - x0) @ downhill == pytest.approx(expected, rel=2e-3)
+    # BDF2 goes on across the sliding contact (its impulses hold the box on the ramp and brake it with a constant
+    # force: redmax_impacts.py): exact for a constant acceleration but for its Euler start's ¾ a h² lead
+    # (implicit Euler's sum, restarted at every contact step: (1 + 1/N) ½ a T², 0.4 % more)
+    acc, h = 9.81 * (np.sin(a) - mu * np.cos(a)), 1 / 240
+    expected = 0.5 * acc * 1.0 + 0.75 * acc * h * h * (1 - 3.0 ** -240)
+    assert (sim.state.q[:3] - x0) @ downhill == pytest.approx(expected, rel=1e-4)
 
 
 def test_restitution_bounces_a_ball():

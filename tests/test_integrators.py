@@ -166,6 +166,49 @@ def test_an_impact_takes_its_energy_and_a_resting_contact_takes_none():
     assert sim.energy_budget() == pytest.approx(budget, abs=1e-6)
 
 
+def test_bdf2_goes_on_across_a_resting_contact_and_restarts_after_an_impact():
+    """issue #30: a box dropped on the ground (restitution 0). The step that stops its fall is an impact: the next
+    step restarts with Euler (BDF2's extrapolated rates would be +1/3 of the impact speed: the box would bounce
+    off the extrapolation), and no step after it moves the box up; once it rests, its contact only holds it and
+    BDF2 goes on. The classification itself on rows: holding, approaching, rebounding, about to pass."""
+    from engine import ModelBuilder, Scene
+    from engine.geometry import box_inertia
+    from engine.solvers.steppers.redmax_impacts import rows_impacted
+
+    b = ModelBuilder()
+    b.add_body("box", joint="free", mass=1.0, inertia=box_inertia(1.0, (0.2, 0.2, 0.2)),
+               shape={"type": "box", "size": (0.2, 0.2, 0.2)})
+    model = b.finalize()
+    q0 = model.neutral_q()
+    q0[2] = 0.5
+    sc = Scene(model, q0=q0)
+    sc.set_ground()
+    sim = Simulator(sc, "pcg", dt=1 / 60)
+    stepper = sim._stepper
+    bdf2, vz, impact = [], [], None
+    for k in range(120):
+        bdf2.append(stepper._history.extrapolation(sim.state) is not None)
+        was = sim.state.qd[5]
+        sim.step()
+        vz.append(sim.state.qd[5])
+        if impact is None and was < -1.0 and abs(sim.state.qd[5]) < 0.5:
+            impact = k
+    assert impact is not None and all(bdf2[1:impact])  # BDF2 in the fall
+    assert not bdf2[impact + 1]  # restarted after the impact
+    assert max(vz[impact:]) < 1e-6  # never moved up: the stop stayed inelastic
+    assert all(bdf2[impact + 3:])  # resting: the contact only holds it, BDF2 goes on
+    h, hs = 1 / 48, 2 / 144
+    holding = rows_impacted(np.array([0.0]), np.array([0.0]), np.array([-hs * 9.81]), np.array([0.0]),
+                            np.array([True]), hs, h, 2e-4)
+    approach = rows_impacted(np.array([0.0]), np.array([-1.0]), np.array([-1.0 - hs * 9.81]), np.array([0.0]),
+                             np.array([True]), hs, h, 2e-4)
+    rebound = rows_impacted(np.array([0.0]), np.array([0.0]), np.array([-hs * 9.81]), np.array([1.0]),
+                            np.array([True]), hs, h, 2e-4)
+    passing = rows_impacted(np.array([0.05]), np.array([-3.0]), np.array([-3.1]), np.array([-3.1]),
+                            np.array([False]), hs, h, 2e-4)
+    assert (holding, approach, rebound, passing) == (False, True, True, True)
+
+
 def test_integrator_options_are_checked():
     with pytest.raises(SimulatorOptionError, match="integrator"):
         Simulator(scenes.pendulum(), "pcg", dt=0.01, integrator="rk4")

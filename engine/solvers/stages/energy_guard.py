@@ -115,12 +115,14 @@ class EnergyGuard:
                 return np.array_equal(np.frombuffer(b, a.dtype).reshape(a.shape), arrays[k])
 
             same_state = same(0) and same(1)
-            same_control = same_state and len(now) == len(last[0]) and all(same(k) for k in range(2, len(now)))
+            # the control by its bytes alone (a moving load's point changes every step): equal values in other
+            # bytes (−0.0) count as a change, whose potentials' difference (_control_change) is then exactly 0
+            same_control = same_state and now[2:] == last[0][2:]
         if same_control:
             e0 = last[2]
         elif same_state and self._kinematics is not None:  # only the control's potentials changed (the last step's
             # control rebuilt from its bytes: a scene hands out its rest pose and loads in arrays it may reuse)
-            old = [np.frombuffer(b, a.dtype).reshape(a.shape) for b, a in zip(last[0], last[1])]
+            old = [np.frombuffer(b, a.dtype).reshape(a.shape) for b, a in zip(last[0][2:], last[1][2:])]
             e0 = last[2] + self._control_change(arrays, old)
         elif energies is not None and np.isfinite(energies[0]):
             e0 = float(energies[0])
@@ -136,11 +138,12 @@ class EnergyGuard:
     def _control_change(self, arrays, old):
         """V(new control) − V(old control) (J) at the last step's end: the potentials a control sets (point forces,
         joint springs' rest pose: ``SceneEnergy.control_potential``) on that state's link poses, kept by ``apply``
-        (arrays, old: [q, q̇, joint_rest, point forces' body, point, force] of this step's start and the last's)."""
+        (arrays: [q, q̇, joint_rest, point forces' body, point, force] of this step's start; old: [joint_rest, body,
+        point, force] of the last step's control)."""
         X0_E, X0_r = self._kinematics
         energy = self._scene_energy
         return (energy.control_potential(arrays[0], arrays[2], arrays[3:6], X0_E, X0_r)
-                - energy.control_potential(arrays[0], old[2], old[3:6], X0_E, X0_r))
+                - energy.control_potential(arrays[0], old[0], old[1:4], X0_E, X0_r))
 
     def _spent(self, qd_new, power, impulse_loss):
         """What the step's physics takes from the budget (J): "hold" every damper at the step's rates, h q̇⁺ᵀ D q̇⁺,

@@ -66,6 +66,7 @@ from ...integrators import integrate_kernel
 from ..stages.prescribed import PrescribedMotion, project
 from ..stages.servos import Servos
 from .incremental_potential import make_refinement
+from .redmax_impacts import ImpactCheck
 from .redmax_schemes import SCHEMES, History, parse_integrator
 from ..linalg.reduced_operators import system_product
 from ..linalg.pair_couplings import add_pair_couplings
@@ -163,6 +164,7 @@ class RedMaxStepper:
         self._one_call = (linear_solver == "pcg" and len(self._closures.n_rot) == 0 and self.contact is None
                           and self.limits is None and not self.prescribed and not self.servos)
         self._pcg_step_kernel = None  # pcg_step's entry point, resolved at the first step
+        self._assemble_entry = None  # assemble_step_system's (_assemble)
         self._q_shape = (model.nq,)
         # no spring joins two moving bodies: the block Jacobi preconditioner is M̃ itself
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
@@ -177,7 +179,9 @@ class RedMaxStepper:
         self._bdf2 = self.integrator == "bdf2" and not self._drives
         self._history = History()  # BDF2's previous step
         self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
-        self._stages_near = False  # the last solve's contact or limit stage had rows (solve)
+        self._impact = False  # the last solve's contact or limit impulses stopped or started a motion (solve)
+        self._impacts = ImpactCheck(self) if self._bdf2 and (self.contact is not None or self.limits is not None) \
+            else None
         self._bounce_credit = 0.0  # J: what a gap's bounce may give back of the energy its closing took (solve)
         self._zero_v = np.zeros(model.nv)
         self._closure_solve = ClosureSolve(self)
@@ -195,6 +199,12 @@ class RedMaxStepper:
         """Kinematics at (q, q̇) and every force: fills wrench, A, coupling and the step's right-hand
         side (``assemble_step_system``; articulated: also the preconditioner's inward pass) for a solve of
         step h (default: the stepper's dt); returns (f_r, r)."""
+        self._assemble(q, qd, control, articulated, h)
+        sa = self._system
+        return sa.f_r.copy(), sa.reduced_diag.copy()
+
+    def _assemble(self, q, qd, control, articulated, h):
+        """``evaluate`` without copying its results out (the step's own solves read them in place)."""
         h = self.dt if h is None else float(h)
         self._set_solve_step(h)
         fe, sa, ta = self.forces, self._system, self._tension_arrays
@@ -203,12 +213,22 @@ class RedMaxStepper:
         if closure_forces:
             ta.closure_wrench[:] = gs.closure_wrench
         pf_body, pf_point, pf_force, pf_K = self._point_forces(control)
-        fe.spring_energy, fe.point_force_energy = assemble_step_system(
-            self.model.tree, self.ws, self.pairs, self._force_arrays, ta, sa, _floats(q), _floats(qd),
-            _floats(control.joint_rest), pf_body, pf_point, pf_force, pf_K, h, self.geometric_stiffness,
-            gs is not None, gs is not None and gs.inertial, closure_forces, articulated)
+        q, qd, rest = _floats(q), _floats(qd), _floats(control.joint_rest)
+        args = (self.model.tree, self.ws, self.pairs, self._force_arrays, ta, sa, q, qd, rest, pf_body, pf_point,
+                pf_force, pf_K, h, self.geometric_stiffness, gs is not None, gs is not None and gs.inertial,
+                closure_forces, bool(articulated))
+        # its compiled entry point (numba's typing of the 19 arguments skipped: ≈ 8 µs a call) when the arrays that
+        # change from call to call are of the types it was compiled for — contiguous float64 (_floats,
+        # _point_forces), 1-D, writeable and aligned; anything else through numba's own dispatch
+        if (q.ndim == 1 and qd.ndim == 1 and rest.ndim == 1 and q.flags.behaved and qd.flags.behaved
+                and rest.flags.behaved and pf_body.flags.behaved and pf_point.flags.behaved and pf_force.flags.behaved):
+            entry = self._assemble_entry
+            if entry is None:
+                entry = self._assemble_entry = compiled_for(assemble_step_system, args)
+        else:
+            entry = assemble_step_system
+        fe.spring_energy, fe.point_force_energy = entry(*args)
         fe.point_force_body, fe.point_force_K = pf_body, pf_K
-        return sa.f_r.copy(), sa.reduced_diag.copy()
 
     def _set_solve_step(self, h):
         """r = h D_r + h² K_r of a solve of step h in the system buffer (rewritten only when h changes)."""
@@ -386,7 +406,7 @@ class RedMaxStepper:
                 moved, constraint_error = self.onto_closures(moved)
             q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # past a bound
         if self._bdf2:
-            self._history.record(state, q_new, qd_new, smooth and not self._stages_near)
+            self._history.record(state, q_new, qd_new, not self._impact)
         total_its, max_its, solves, solve_seconds = report
         # per linear solve, the most any solve of this step took
         self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
@@ -410,7 +430,7 @@ class RedMaxStepper:
         solve_seconds = 0.0
         for _ in range(MAX_FORCE_PASSES if closures and gs is not None else 1):
             used = None if not closures or gs is None or gs.closure_wrench is None else gs.closure_wrench.copy()
-            self.evaluate(q, qd, control, articulated=pcg, h=h_solve)  # leaves the step's kinematics in ws
+            self._assemble(q, qd, control, pcg, h_solve)  # leaves the step's kinematics in ws
             rhs = self._system.rhs  # Eq. 2.15
             solve_start = time.perf_counter()  # the linear-solver-dependent part (StepStats.solve_seconds)
             self._prepare_solver(self._system.reduced_diag.copy(), articulated_done=pcg)
@@ -441,6 +461,7 @@ class RedMaxStepper:
         fixed = self._fixed_rows if closures else None
         if self.servos:  # motors: bounded rows in the step's metric, closures and prescribed rows kept
             qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed)
+        free = qd_new
         if self.contact is not None:
             with _step_of(self.contact, h_move):
                 qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
@@ -453,9 +474,10 @@ class RedMaxStepper:
                 qd_new = self.limits.apply(q, qd_new, self.A, self._r)
         loss = 0.0
         credit, self._bounce_credit = self._bounce_credit, 0.0  # J: e² of what the last solve's gap closing took
-        # contact or limit rows were near (the stages hand back their input when none is): the configuration is
-        # close to a surface or a bound, where BDF2's extrapolated start could already be past it (next step: Euler)
-        self._stages_near = qd_new is not smooth
+        # BDF2 goes on across contact and limit rows that only hold the bodies (resting, sliding); an impact, a
+        # bounce or an approach the next extrapolated start would carry past a surface restarts it (redmax_impacts)
+        self._impact = qd_new is not free and self._impacts is not None and \
+            self._impacts.impacted(q, qd, free, qd_new, h_move)
         if qd_new is not smooth and np.array_equal(qd_new, smooth):
             qd_new = smooth  # the stages had rows but no impulse: a smooth step
         elif qd_new is not smooth and self._energy_guard is not None and self._energy_guard.policy == "hold":

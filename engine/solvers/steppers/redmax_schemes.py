@@ -13,8 +13,9 @@ centres of mass' inertial forces) and the springs' material stiffness.
   That is the same solve from the extrapolated state q̃ = q ⊕ (q ⊖ q⁻)/3, q̇̃ = (4 q̇ − q̇⁻)/3 with h_s = h_move
   = 2h/3: one solve per step, second order, L-stable (stiff modes are damped, 0.15 per step at ωh = 33), a
   slow mode loses only ~(ωh)⁴/4 of its amplitude per step. It starts with an Euler step, and takes one after a
-  step whose contact or limit stage had rows near (an impact's history would bounce the body; the extrapolated
-  start near a surface or a bound could already be past it).
+  step whose contact or limit impulses stopped an approach or made a bounce (an impact's history would bounce
+  the body) or whose approach the next extrapolated start would carry past a surface or a bound
+  (``redmax_impacts.py``); across rows that only hold the bodies (resting, sliding) it goes on.
 * ``"tr-bdf2"`` — TR-BDF2 (Bank et al. 1985; γ = 2 − √2): a trapezoidal step over γh (the solve at γh/2, rates
   extrapolated), then BDF2 over the rest from the two points; two solves per step, self-starting, L-stable.
 * ``"blend"`` — the energy-budget blend of Dinev, Liu and Kavan ("Stabilizing Integrators for Real-Time
@@ -62,7 +63,7 @@ def parse_integrator(integrator, energy_guard):
 
 class History:
     """BDF2's previous step: (q⁻, q̇⁻), valid while a run goes on smoothly — the state handed to ``start`` is the
-    very one the last step returned (bytewise) and that step had no contact or limit impulse."""
+    very one the last step returned (bytewise) and that step had no impact (``redmax_impacts.py``)."""
 
     def __init__(self):
         self._prev = None   # (q⁻, q̇⁻): the start of the last step
@@ -78,7 +79,7 @@ class History:
         return self._prev
 
     def record(self, start, q_new, qd_new, smooth: bool):
-        """After a step from ``start`` to (q_new, qd_new); smooth: no impulse changed its rates."""
+        """After a step from ``start`` to (q_new, qd_new); smooth: no impact changed its rates."""
         if smooth:
             self._prev = (np.array(start.q, float), np.array(start.qd, float))
             self._end = (q_new.tobytes(), qd_new.tobytes())
