@@ -16,10 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "studie
 import driven_pendulum  # noqa: E402
 
 
-def _swing(kind, integrator, seconds=10.0, angle=30.0):
-    """(swing energy kept, largest angle in the last 2 s over the release angle, largest cart miss (m))."""
+def _swing(kind, integrator, seconds=10.0, angle=30.0, reference=None):
+    """(swing energy kept — over the start's, or over a reference run's —, largest angle in the last 2 s over the
+    release angle, largest cart miss (m))."""
     e, peak, miss = driven_pendulum.run(kind, angle, seconds, 1 / 48, integrator=integrator)
-    return e / driven_pendulum.swing_energy(math.radians(angle), 0.0), peak / angle, miss
+    ref = driven_pendulum.swing_energy(math.radians(angle), 0.0) if reference is None else reference
+    return e / ref, peak / angle, miss
 
 
 def test_a_pendulum_under_a_still_animated_anchor_keeps_its_swing_under_bdf2_and_loses_it_under_euler():
@@ -34,14 +36,17 @@ def test_a_pendulum_under_a_still_animated_anchor_keeps_its_swing_under_bdf2_and
     assert miss < 1e-12
 
 
-def test_a_pendulum_under_a_gliding_animated_anchor_keeps_most_of_its_swing_under_bdf2():
+def test_a_pendulum_under_a_gliding_animated_anchor_keeps_what_bdf2_keeps_and_the_budget_adds_nothing():
     """The anchor glides at 0.5 m/s (an inertial frame: the exact swing keeps its energy). A moving anchor's work
-    is not in the energy budget, so this is BDF2 alone: measured 0.779 of the energy, 0.900 of the angle; Euler
-    0.115 and 0.41. The anchor is on its target at every step's end."""
+    is not measured, so the budget re-bases at every step it moves and adds nothing: BDF2 alone, measured 0.779
+    of the energy and 0.900 of the angle (Euler 0.115 and 0.410). The anchor is on its target at every step's
+    end."""
     bdf2, bdf2_angle, miss = _swing("glide", "bdf2")
+    alone = driven_pendulum.run("glide", 30.0, 10.0, 1 / 48, energy_guard=False)[0]
     euler, euler_angle, _ = _swing("glide", "euler")
     print(f"gliding anchor: swing energy kept BDF2 {bdf2:.3f} ({bdf2_angle:.3f} of the angle), "
           f"Euler {euler:.3f} ({euler_angle:.3f})")
+    assert bdf2 == pytest.approx(alone / driven_pendulum.swing_energy(math.radians(30.0), 0.0), rel=1e-9)
     assert bdf2 > 0.75 and bdf2_angle > 0.89
     assert euler < 0.2 and euler_angle < 0.5
     assert miss < 1e-12
@@ -55,6 +60,21 @@ def _slider(motion, until=None):
     sc = engine.Scene(b.finalize())
     sc.prescribe("slider_joint", motion, until=until)
     return sc
+
+
+def test_once_an_animated_anchor_comes_to_rest_the_swing_keeps_its_energy_again():
+    """The anchor glides, eases to rest between 1 s and 2 s and holds still: from then on the budget holds again
+    (its rows do no work), so the swing's energy at 10 s is the one at 3 s under BDF2 (Euler loses most of it)."""
+    kept = {}
+    for integrator in ("bdf2", "euler"):
+        sim = engine.Simulator(driven_pendulum.scene("stop", 30.0, 10.0), "pcg", dt=1 / 48, integrator=integrator)
+        sim.step(144)
+        e3 = driven_pendulum.swing_energy(sim.state.q[7], sim.state.qd[6])
+        sim.step(336)
+        kept[integrator] = driven_pendulum.swing_energy(sim.state.q[7], sim.state.qd[6]) / e3
+    print(f"anchor at rest after 2 s: swing energy at 10 s over 3 s: BDF2 {kept['bdf2']:.4f}, Euler {kept['euler']:.3f}")
+    assert abs(kept["bdf2"] - 1.0) < 1e-3
+    assert kept["euler"] < 0.3
 
 
 def test_a_prescribed_joint_lands_on_its_target_every_bdf2_step_with_bdf2_rates():
