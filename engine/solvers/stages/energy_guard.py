@@ -33,14 +33,16 @@ q̇⁺, so the direction of motion and every velocity constraint G q̇⁺ = 0 ar
 Drives put energy in by design. With prescribed joints (``stages/prescribed.py``) the budget "hold" holds
 while every prescribed joint holds still over the step (an anchor at rest: its rows do no work, so the budget
 is exact and the swing below it keeps its energy); a step in which one moves re-bases the budget at the step's
-end energy, unscaled (``RedMaxStepper.prescribed_moved``): the rows' work is not measured. (Measured and
-dropped: the rows' impulses over the solve's step times the joint's displacement, Σ (λ_d / h_s) Δq̄_d, drifts —
-a pendulum under an anchor gliding at 0.5 m/s gained 21 % of its swing energy in 10 s at 1/48 s with the
-joints' geometric stiffness, lost 6 % without it — and the budget would pump that drift into the motion.)
-A moving anchor's swing then keeps what BDF2 alone keeps. Scenes with motors or force fields have no budget:
-a motor's impulse is applied after the solve, as contact's, and what the budget measures of such an impulse
-(the end energy with it less without it) is counted only when it takes energy (``RedMaxStepper.solve``); a
-field's force has no potential. Policy "cap" stays off with prescribed joints (as with closures).
+end energy, unscaled (``RedMaxStepper.prescribed_moved``): the rows' work is not measured. (Tried and dropped,
+docs/redmax.md *Drives under BDF2*: the rows' impulses over the solve's step times the joint's displacement,
+Σ (λ_d / h_s) Δq̄_d, is within 2 % of the exact work under an anchor gliding at a constant velocity, but the
+budget's own scalings enter BDF2's memory and that sum with them — +21 % of the swing's energy in 10 s at 1/48 s
+— and under a cart swaying hard, 0.3 m at 1 Hz, the held energy took the swing 1e-2 rad off the analytic one at
+1/960 s, where BDF2 alone is 2e-3 rad off.) A moving anchor's swing then keeps what BDF2 alone keeps. Scenes
+with motors or force fields have no budget: a motor's impulse is applied after the solve, as contact's, and
+what the budget measures of such an impulse (the end energy with it less without it) is counted only when it
+takes energy (``RedMaxStepper.solve``); a field's force has no potential. Policy "cap" stays off with
+prescribed joints (as with closures).
 
 ``clamped_steps`` counts the steps scaled down, ``boosted_steps`` those scaled up.
 """

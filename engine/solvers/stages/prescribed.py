@@ -71,9 +71,10 @@ class PrescribedMotion:
     def still(self, t: float, rates) -> bool:
         """True when no prescribed joint moves in the step from t: each active motion is at the same q̄ at t and
         t + dt and the step's ``rates`` (k,) move it by no more than round-off (its rows then do no work)."""
-        return float(np.max(np.abs(rates), initial=0.0)) * self.dt <= JUMP_FLOOR and all(np.array_equal(np.asarray(motion(t), float),
-                                                        np.asarray(motion(t + self.dt), float))
-                                         for _, _, _, _, motion, _ in self._active(t))
+        if float(np.max(np.abs(rates), initial=0.0)) * self.dt > JUMP_FLOOR:
+            return False
+        return all(np.array_equal(np.asarray(motion(t), float), np.asarray(motion(t + self.dt), float))
+                   for _, _, _, _, motion, _ in self._active(t))
 
     def steady(self, t: float) -> bool:
         """True when BDF2 may extrapolate the step that starts at t (s) from the one before (module doc, *BDF2*):
