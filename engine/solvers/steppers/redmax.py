@@ -62,7 +62,7 @@ from ..stages.closure_solve import MAX_FORCE_PASSES, ClosureSolve
 from ..stages.loop_closures import closure_arrays, constraint_rows
 from ..stages.geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from ..stages.energy_guard import make_energy_guard
-from ...integrators import integrate_kernel
+from ...integrators import configuration_difference, integrate, integrate_kernel
 from ..stages.prescribed import PrescribedMotion, project
 from ..stages.servos import Servos
 from .incremental_potential import make_refinement
@@ -400,13 +400,19 @@ class RedMaxStepper:
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control, impulse_loss=impulse_loss,
                                               impulsive=not smooth)
+        q_stepped = q_new
         if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
             moved = self.contact.stabilize(q_new)  # projection keeps the closures, to first order), nor a joint
             if moved is not q_new and len(self._closures.n_rot):  # back onto them, its contacts held (closure_solve)
                 moved, constraint_error = self.onto_closures(moved)
             q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # past a bound
         if self._bdf2:
-            self._history.record(state, q_new, qd_new, not self._impact)
+            start = state
+            if q_new is not q_stepped and not self._impact:  # a projection's move is no motion: the history moves
+                # with it, or BDF2 would extrapolate a third of the push (lifting a body pushed out of the floor)
+                back = configuration_difference(self.model, state.q, q_stepped)
+                start = State(integrate(self.model, q_new, -back, 1.0), state.qd, state.t)
+            self._history.record(start, q_new, qd_new, not self._impact)
         total_its, max_its, solves, solve_seconds = report
         # per linear solve, the most any solve of this step took
         self.stats = StepStats(max_its, total_its, solves, constraint_error, solve_seconds)
