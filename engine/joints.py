@@ -345,19 +345,11 @@ def difference(jtype: int, q0, q1) -> np.ndarray:
     dp = R0.T @ (q1[:3] - q0[:3])
     th = np.linalg.norm(w)
     W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-    Vinv = np.eye(3) - 0.5 * W + se3_log_coefficient(th) * W @ W
+    if th < 1e-8:
+        Vinv = np.eye(3) - 0.5 * W + W @ W / 12.0
+    else:
+        Vinv = np.eye(3) - 0.5 * W + (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / th**2 * W @ W
     return np.concatenate([w, Vinv @ dp])
-
-
-@kernel(inline="llvm", refcounts=False)
-def se3_log_coefficient(th):
-    """c(θ) = (1 − θ sin θ / (2 (1 − cos θ))) / θ² of V(ω)⁻¹ = I − ½ [ω] + c [ω]² (θ = |ω|). The closed form
-    cancels: at θ ≈ 1e-8, 1 − cos θ rounds to 0 (a resting box's last step turned it by that much and made its
-    SE(3) log NaN); below 1e-2 its series 1/12 + θ²/720 + θ⁴/30240 (the next term, θ⁶/1209600, is 1e-18)."""
-    if th < 1e-2:
-        th2 = th * th
-        return 1.0 / 12.0 + th2 * (1.0 / 720.0 + th2 / 30240.0)
-    return (1.0 - 0.5 * th / math.tan(0.5 * th)) / (th * th)
 
 
 @kernel(inline="llvm", refcounts=False)
@@ -403,7 +395,12 @@ def joint_difference(jtype, nv, q0, q1, qs, out, vs):
         e1 = 2.0 * (x * y - w * z) * d0 + (1.0 - 2.0 * (x * x + z * z)) * d1 + 2.0 * (y * z + w * x) * d2
         e2 = 2.0 * (x * z + w * y) * d0 + 2.0 * (y * z - w * x) * d1 + (1.0 - 2.0 * (x * x + y * y)) * d2
         w0, w1, w2 = out[vs], out[vs + 1], out[vs + 2]
-        c = se3_log_coefficient(math.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
+        th2 = w0 * w0 + w1 * w1 + w2 * w2
+        th = math.sqrt(th2)
+        if th < 1e-8:
+            c = 1.0 / 12.0
+        else:
+            c = (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / th2
         # V⁻¹ e = e − ½ ω × e + c ω × (ω × e)
         x0, x1, x2 = w1 * e2 - w2 * e1, w2 * e0 - w0 * e2, w0 * e1 - w1 * e0
         y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0
