@@ -345,10 +345,7 @@ def difference(jtype: int, q0, q1) -> np.ndarray:
     dp = R0.T @ (q1[:3] - q0[:3])
     th = np.linalg.norm(w)
     W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-    if th < 1e-8:
-        Vinv = np.eye(3) - 0.5 * W + W @ W / 12.0
-    else:
-        Vinv = np.eye(3) - 0.5 * W + (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / th**2 * W @ W
+    Vinv = np.eye(3) - 0.5 * W + _se3_log_coefficient(th) * W @ W
     return np.concatenate([w, Vinv @ dp])
 
 
@@ -371,6 +368,20 @@ def _quat_log_of_product(a, ao, b, bo, out, os):
     out[os] = f * rx
     out[os + 1] = f * ry
     out[os + 2] = f * rz
+
+
+SE3_LOG_SERIES_BELOW = 1e-2  # rad: c(θ) by its series below this (the closed form's 1 − cos θ cancels: error ≈ 2ε/θ⁴)
+
+
+@kernel(inline="llvm", refcounts=False)
+def _se3_log_coefficient(th):
+    """c(θ) = (1 − θ sin θ / (2 (1 − cos θ))) / θ² of the SE(3) log's V⁻¹ = I − ½ ω̃ + c ω̃², θ = |ω|. Below
+    ``SE3_LOG_SERIES_BELOW`` its series 1/12 + θ²/720 + θ⁴/30240 (next term θ⁶/1209600 < 1e-18 there): the closed
+    form divides by 1 − cos θ, exactly 0 for θ ≲ 1.5e-8 (c = −inf: a nearly still free body's q ⊖ q⁻ was NaN)."""
+    if th < SE3_LOG_SERIES_BELOW:
+        th2 = th * th
+        return 1.0 / 12.0 + th2 * (1.0 / 720.0 + th2 / 30240.0)
+    return (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / (th * th)
 
 
 @kernel(inline="llvm", refcounts=False)
@@ -397,10 +408,7 @@ def joint_difference(jtype, nv, q0, q1, qs, out, vs):
         w0, w1, w2 = out[vs], out[vs + 1], out[vs + 2]
         th2 = w0 * w0 + w1 * w1 + w2 * w2
         th = math.sqrt(th2)
-        if th < 1e-8:
-            c = 1.0 / 12.0
-        else:
-            c = (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / th2
+        c = _se3_log_coefficient(th)
         # V⁻¹ e = e − ½ ω × e + c ω × (ω × e)
         x0, x1, x2 = w1 * e2 - w2 * e1, w2 * e0 - w0 * e2, w0 * e1 - w1 * e0
         y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0

@@ -4,6 +4,7 @@ import pytest
 
 import engine
 from engine import joints as J
+from engine.integrators import configuration_difference
 from engine.spatial import transform_matrix
 
 
@@ -75,6 +76,22 @@ def test_difference_inverts_integrate(kind):
     q, v = engine.random_configuration(model, rng)
     q1 = engine.integrate(model, q, v, 0.3)
     assert np.allclose(J.difference(int(model.joint_type[0]), q, q1), 0.3 * v, atol=1e-12)
+
+
+@pytest.mark.parametrize("angle", [1e-10, 1.2e-8, 3e-8, 1e-7, 1e-4, 9e-3, 1.1e-2, 0.3, 1.0])
+def test_free_joint_difference_of_a_small_turn_is_finite_and_inverts_integrate(angle):
+    """The SE(3) log's V⁻¹ coefficient divides by 1 − cos θ, exactly 0 for θ ≲ 1.5e-8: a nearly still free body's
+    q ⊖ q⁻ (BDF2's extrapolation) was NaN there (a stack of four boxes under the default step, issue #30). Both
+    twins — ``joints.difference`` and the kernel behind ``configuration_difference`` — give the twist back."""
+    model = _single_joint_model("free", 3)
+    rng = np.random.default_rng(4)
+    q, _ = engine.random_configuration(model, rng)
+    w = rng.normal(size=3)
+    v = np.concatenate([angle * w / np.linalg.norm(w), rng.normal(size=3)])
+    q1 = engine.integrate(model, q, v, 1.0)
+    for d in (J.difference(int(model.joint_type[0]), q, q1), configuration_difference(model, q, q1)):
+        assert np.all(np.isfinite(d))
+        np.testing.assert_allclose(d, v, rtol=0, atol=1e-12)
 
 
 def test_universal_rotation_is_rx_then_ry():
