@@ -21,7 +21,7 @@ def add_bench_parser(sub) -> None:
                             "minv_floating_binary, stiff_rope_step)")
     bench.add_argument("--repeats", type=int, default=None, metavar="N",
                        help="contact suite: runs per side at each size, the engine and Bullet in turn, the fastest "
-                            "of each reported (default 3 up to 500 boxes, 1 above)")
+                            "of each reported (default 3 up to 500 boxes, 2 above)")
     bench.set_defaults(func=_bench)
 
 

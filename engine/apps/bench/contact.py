@@ -18,7 +18,7 @@ simulate ``SIM_TIME`` s at 24 fps:
   ``scripts/`` are there; otherwise the report says so and has the engine only.
 
 The machine may be shared: at each size the engine and Bullet take turns, ``repeats`` times (engine, Bullet,
-engine, Bullet, …; default ``default_repeats``: 3 up to 500 boxes, 1 above), and each side's fastest run is
+engine, Bullet, …; default ``default_repeats``: 3 up to 500 boxes, 2 above), and each side's fastest run is
 reported with the slowest beside it (the spread), so a burst of load that slows one run falls on both sides alike.
 ``engine_200_sweeps`` runs once per size (it measures what the sweep cap costs in penetration).
 
@@ -124,9 +124,9 @@ def _bullet_run(bake, scene, frames: int, measure: bool = True) -> dict:
 
 
 def default_repeats(n: int, quick: bool = False) -> int:
-    """Interleaved runs per side at n boxes: 3 up to 500 boxes (where the ratio to Bullet is read), 1 above and
-    in a quick run."""
-    return 1 if quick or n > 500 else 3
+    """Interleaved runs per side at n boxes: 3 up to 500 boxes (where the ratio to Bullet is read), 2 above, 1 in a
+    quick run."""
+    return 1 if quick else 3 if n <= 500 else 2
 
 
 def run_contact(quick: bool = False, *, bullet=None, repeats: int | None = None, **_ignored) -> SuiteResult:
