@@ -120,6 +120,8 @@ class ContactShape(NamedTuple):
     restitution: float = np.nan  # NaN: the other side's (or the pair default)
     groups: int = 1       # bit mask of collision collections (two shapes collide if they share one)
     vertices: np.ndarray | None = None  # convex: (m, 3) hull vertices in the link frame
+    hull: np.ndarray | None = None      # convex: the same (m, 3) in the shape's own frame (centre, rotation), as
+    #                                     given: one shared read-only array for every copy of one mesh
 
 
 def _positive(shape: dict, key: str, where: str) -> float:
@@ -202,17 +204,24 @@ def memo(cache: dict, key, make):
     return value
 
 
-_HULLS: dict = {}  # vertices' bytes → hull vertex indices (the same mesh on a thousand objects is one qhull run)
+_HULLS: dict = {}  # vertices' bytes → hull vertices (the same mesh on a thousand objects is one qhull run)
 
 
 def convex_hull_vertices(vertices, where: str) -> np.ndarray:
-    """The vertices (m, 3) of the convex hull of ``vertices`` (n, 3); refuses an empty, flat (all in one
-    plane), degenerate or non-finite point set by name."""
+    """The vertices (m, 3) of the convex hull of ``vertices`` (n, 3), read-only: bit-identical vertex sets
+    share one array (``memo``); refuses an empty, flat (all in one plane), degenerate or non-finite point
+    set by name."""
     try:
         V = np.asarray(vertices, float).reshape(-1, 3)
     except (TypeError, ValueError):
         raise ModelError(f"{where}: convex 'vertices' must be (n, 3) numbers, got {vertices!r}") from None
-    return V[memo(_HULLS, V.tobytes(), lambda: _hull_indices(V, where))]  # (a refused set raises, and is not kept)
+    return memo(_HULLS, V.tobytes(), lambda: _hull_of(V, where))  # (a refused set raises, and is not kept)
+
+
+def _hull_of(V: np.ndarray, where: str) -> np.ndarray:
+    hull = V[_hull_indices(V, where)]
+    hull.flags.writeable = False
+    return hull
 
 
 def _hull_indices(V: np.ndarray, where: str) -> np.ndarray:
@@ -253,7 +262,8 @@ def parse_shape(shape: dict, com, where: str) -> ContactShape:
     rotation = _vector(shape, "rotation", np.eye(3), where)
     if abs(det3(rotation) - 1.0) > 1e-6 or not (np.abs(rotation.T @ rotation - _EYE3) <= 1e-6 + 1e-5 * _EYE3).all():
         raise ModelError(f"{where}: 'rotation' must be a rotation matrix")  # (np.allclose(RᵀR, I, atol=1e-6))
-    half, radius, axis, vertices = np.zeros(3), 0.0, np.array(AXIS_DEFAULT.get(kind, (0.0, 0.0, 1.0))), None
+    half, radius, axis = np.zeros(3), 0.0, np.array(AXIS_DEFAULT.get(kind, (0.0, 0.0, 1.0)))
+    vertices = hull = None
     margin = shape.get("margin", 0.0)
     try:
         margin = float(margin)
@@ -269,7 +279,8 @@ def parse_shape(shape: dict, com, where: str) -> ContactShape:
         if margin >= half.min():
             raise ModelError(f"{where}: 'margin' {margin:g} m must be smaller than half the box's smallest edge")
     elif kind == CONVEX:
-        vertices = center + convex_hull_vertices(shape.get("vertices", ()), where) @ rotation.T
+        hull = convex_hull_vertices(shape.get("vertices", ()), where)
+        vertices = center + hull @ rotation.T
     else:
         radius = _positive(shape, "radius", where)
     if kind in (CAPSULE, CYLINDER, CONE):
@@ -286,7 +297,7 @@ def parse_shape(shape: dict, com, where: str) -> ContactShape:
                              "pass its base)")
     groups = collision_groups(shape.get("groups", 1), where)
     return ContactShape(kind, center, rotation, half, radius, axis, _material(shape, "friction", where, np.inf),
-                        margin, _material(shape, "restitution", where, 1.0), groups, vertices)
+                        margin, _material(shape, "restitution", where, 1.0), groups, vertices, hull)
 
 
 def parse_shapes(shape: dict, com, where: str) -> list[ContactShape]:

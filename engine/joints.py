@@ -345,7 +345,7 @@ def difference(jtype: int, q0, q1) -> np.ndarray:
     dp = R0.T @ (q1[:3] - q0[:3])
     th = np.linalg.norm(w)
     W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-    Vinv = np.eye(3) - 0.5 * W + _se3_log_coefficient(th) * W @ W
+    Vinv = np.eye(3) - 0.5 * W + se3_log_coefficient(float(th)) * W @ W
     return np.concatenate([w, Vinv @ dp])
 
 
@@ -373,8 +373,7 @@ def _quat_log_of_product(a, ao, b, bo, out, os):
 SE3_LOG_SERIES_BELOW = 1e-2  # rad: c(θ) by its series below this (the closed form's 1 − cos θ cancels: error ≈ 2ε/θ⁴)
 
 
-@kernel(inline="llvm", refcounts=False)
-def _se3_log_coefficient(th):
+def se3_log_coefficient(th: float) -> float:
     """c(θ) = (1 − θ sin θ / (2 (1 − cos θ))) / θ² of the SE(3) log's V⁻¹ = I − ½ ω̃ + c ω̃², θ = |ω|. Below
     ``SE3_LOG_SERIES_BELOW`` its series 1/12 + θ²/720 + θ⁴/30240 (next term θ⁶/1209600 < 1e-18 there): the closed
     form divides by 1 − cos θ, exactly 0 for θ ≲ 1.5e-8 (c = −inf: a nearly still free body's q ⊖ q⁻ was NaN)."""
@@ -382,6 +381,10 @@ def _se3_log_coefficient(th):
         th2 = th * th
         return 1.0 / 12.0 + th2 * (1.0 / 720.0 + th2 / 30240.0)
     return (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / (th * th)
+
+
+# the kernels' copy (``difference`` calls the plain function: no kernel compiled for a call from Python)
+_se3_log_coefficient = kernel(inline="llvm", refcounts=False)(se3_log_coefficient)
 
 
 @kernel(inline="llvm", refcounts=False)

@@ -337,7 +337,9 @@ def slope(ns, ts):
     return float(np.polyfit(ln, lt, 1)[0])
 
 
-def write_report(rows, bullet, out: Path, quick: bool) -> Path:
+def write_report(rows, bullet, out: Path, quick: bool, command: str = "") -> Path:
+    """DIR/bake-scale.csv, .png and .md of the measured ``rows`` and ``bullet``; ``command``: the run's options
+    after ``bake-scale`` (named in the report)."""
     import csv
 
     out.mkdir(parents=True, exist_ok=True)
@@ -355,7 +357,7 @@ def write_report(rows, bullet, out: Path, quick: bool) -> Path:
             w.writerow({"rig": "chain (Bake to Keyframes)", "n": b["n"], "frames": b.get("frames"),
                         "build": b.get("build", ""), "bake": b.get("bake_to_keyframes", ""), "error": b.get("error", "")})
     _plot(rows, out / "bake-scale.png")
-    (out / "bake-scale.md").write_text(_markdown(rows, bullet, quick))
+    (out / "bake-scale.md").write_text(_markdown(rows, bullet, quick, command))
     return out / "bake-scale.md"
 
 
@@ -373,7 +375,7 @@ def _cell(x, digits=3):
     return "—" if x in (None, "") or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}g}"
 
 
-def _markdown(rows, bullet, quick) -> str:
+def _markdown(rows, bullet, quick, command="") -> str:
     from addon._engine import bench  # (report helpers: the machine line)
     import importlib
 
@@ -382,9 +384,10 @@ def _markdown(rows, bullet, quick) -> str:
 
     lines = ["# Bake scale: a bake's Blender side against the object count", "",
              f"Machine: {report.machine_summary()}; Blender {bpy.app.version_string}. "
-             f"Command: `python scripts/blender_bench.py bake-scale{' --quick' if quick else ''}` "
+             f"Command: `python scripts/blender_bench.py bake-scale{' --quick' if quick else ''}{command}` "
              "(rigs and method: `scripts/bake_scale.py`). Seconds; the minimum of three bakes in one session "
-             "(the first bake of a session, which also loads the compiled kernels, in its own column); "
+             "(the first bake of a session, which also loads the compiled kernels, in its own column; every bake "
+             "reads its collision shapes afresh: `bake_scale.forget_shapes`); "
              f"{rows[0]['frames'] if rows else FRAMES} frames at 24 fps, PCG, 2 substeps.", ""]
     for rig in RIGS:
         rs = [r for r in rows if r["rig"] == rig]
@@ -465,6 +468,7 @@ def run(out: Path, quick: bool = False, rigs=None, sizes=None) -> Path:
     """Measure every rig and size (or only ``rigs`` and ``sizes``) and Bake to Keyframes (not with ``rigs`` or
     ``sizes``: a partial run), then write the report; returns the markdown's path."""
     partial = rigs is not None or sizes is not None
+    command = (f" --rigs {' '.join(rigs)}" if rigs else "") + (f" --sizes {' '.join(map(str, sizes))}" if sizes else "")
     unknown = set(rigs or ()) - set(RIGS)
     if unknown:
         raise ValueError(f"bake-scale: unknown rig(s) {', '.join(sorted(unknown))} (rigs: {', '.join(RIGS)})")
@@ -483,7 +487,7 @@ def run(out: Path, quick: bool = False, rigs=None, sizes=None) -> Path:
     for n in () if partial else QUICK_SIZES[:2] if quick else BULLET_SIZES:
         print(f"bake-scale: Bake to Keyframes, chain n = {n}", flush=True)
         bullet.append({"n": n, **_spawn(["--bullet", str(n), str(frames)], timeout=7200)})
-    return write_report(rows, bullet, out, quick)
+    return write_report(rows, bullet, out, quick, command)
 
 
 def _worker_main(argv) -> int:

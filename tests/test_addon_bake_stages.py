@@ -312,6 +312,36 @@ def test_the_bench_reads_every_bakes_shapes_afresh_and_refuses_an_unknown_rig(ct
         bake_scale.run(tmp_path, rigs=["chian"])
 
 
+def test_a_bridge_bake_parses_each_shape_once_and_makes_each_distinct_hull_once(ctx, monkeypatch):
+    """The bench's bridge of 24 planks (copies of one cube mesh, each at its own angle) and its two passive Convex
+    Hulls: one parse per shape in the whole bake, one qhull run and one hull-faces computation per distinct vertex set
+    (2000 planks were 2000 face computations and three parses each, issue #33)."""
+    import importlib
+
+    from addon._engine import engine
+    from addon.mapping import collisions
+
+    ctx.scene.frame_start, ctx.scene.frame_end = 1, 4
+    bake_scale.build_bridge(24)
+    ctx.view_layer.update()
+    hulls = [ob for ob in ctx.scene.objects if ob.rigid_body is not None]
+    assert len(hulls) == 26 and {ob.rigid_body.collision_shape for ob in hulls} == {"CONVEX_HULL"}
+    shapes = collisions.Shapes(ctx.evaluated_depsgraph_get())
+    distinct = len({shapes.body(ob)["vertices"].tobytes() for ob in hulls})
+    assert distinct < 24 // 4  # (Add › Cube's own last bits vary a little)
+    geometry, colliders = (importlib.import_module(f"{engine.__name__}.{m}") for m in ("geometry", "contact.colliders"))
+    counts = {"parsed": 0, "hull": 0, "faces": 0}
+    for name, module, attr in (("parsed", geometry, "parse_shape"), ("hull", geometry, "_hull_indices"),
+                               ("faces", colliders, "_hull_faces")):
+        def counting(*args, _real=getattr(module, attr), _name=name, **kwargs):
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(module, attr, counting)
+    bake_scale.forget_shapes()
+    assert bpy.ops.redmax.bake() == {"FINISHED"}
+    assert counts == {"parsed": 26, "hull": distinct, "faces": distinct}
+
+
 def test_a_baked_object_keeps_its_settings_out_of_the_world_and_clear_bake_links_it_back(ctx):
     scene = ctx.scene
     scene.frame_start, scene.frame_end = 1, 10

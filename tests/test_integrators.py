@@ -209,6 +209,50 @@ def test_bdf2_goes_on_across_a_resting_contact_and_restarts_after_an_impact():
     assert (holding, approach, rebound, passing) == (False, True, True, True)
 
 
+@pytest.mark.parametrize("scene, space", [("chain_on_stairs", "dense"), ("box_stack", "sparse")])
+def test_the_impact_check_reads_the_rates_the_contact_stage_computed(scene, space):
+    """The impact check (redmax_impacts) takes the contact rows' rates from the space the contact stage solved on
+    (``ContactStep.solved_on``, ``u_free``) instead of forming J again: they equal J v from the contact Jacobian at
+    the solve's configuration (``contact.jacobian.contact_jacobian``), on one articulation (the dense space) and
+    on a stack (tree by tree), and so does the classification from them."""
+    from engine.contact.jacobian import contact_jacobian
+    from engine.scenes import collisions
+    from engine.solvers.steppers.redmax_impacts import rows_impacted
+
+    sc = collisions.chain_on_stairs(8) if scene == "chain_on_stairs" else collisions.box_stack(3)
+    sim = Simulator(sc, "pcg", dt=1 / 60)
+    st = sim._stepper
+    seen = {}
+    apply = st.contact.apply
+
+    def recording(q, v, metric=None):
+        seen["q"], seen["v"] = np.array(q), np.array(v)
+        return apply(q, v, metric)
+
+    st.contact.apply = recording
+    impact = st._impacts.impacted
+    decisions = []
+
+    def checked(q, qd_in, v_free, v_new, h_solve):
+        last = st.contact.last
+        J = contact_jacobian(st.model, seen["q"], last.contacts)
+        assert last.space == space and np.array_equal(q, seen["q"]) and np.array_equal(v_free, seen["v"])
+        scale = 1.0 + np.abs(J).max() * max(np.abs(qd_in).max(), np.abs(v_new).max(), np.abs(v_free).max())
+        for x in (qd_in, v_new, np.random.default_rng(len(decisions)).normal(size=st.model.nv)):
+            np.testing.assert_allclose(last.solved_on.velocity(x), J @ x, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(last.u_free, J @ v_free, rtol=0, atol=1e-12 * scale)
+        fresh = rows_impacted(-last.contacts.depth, (J @ qd_in)[0::3], (J @ v_free)[0::3], (J @ v_new)[0::3],
+                              last.impulses[0::3] > 0.0, h_solve, st.dt, st.contact.slop)
+        decisions.append((impact(q, qd_in, v_free, v_new, h_solve), fresh or st._impacts._limits(
+            q, qd_in, v_free, v_new, h_solve)))
+        return decisions[-1][0]
+
+    st._impacts.impacted = checked
+    sim.step(90)
+    assert len(decisions) > 30 and all(a == b for a, b in decisions)
+    assert any(a for a, _ in decisions) and not all(a for a, _ in decisions)  # both kinds of step were checked
+
+
 def test_integrator_options_are_checked():
     with pytest.raises(SimulatorOptionError, match="integrator"):
         Simulator(scenes.pendulum(), "pcg", dt=0.01, integrator="rk4")

@@ -80,7 +80,7 @@ def static_collider(name: str, shape: dict, position, rotation, friction: float,
         return StaticCollider(name, MESH, mu, e, groups, bodies, mesh=mesh, margin=margin)
     parts = parse_shapes(shape, np.zeros(3), where)
     world = tuple(ContactShape(s.kind, p + R @ s.center, R @ s.rotation, s.half, s.radius, R @ s.axis, mu, s.margin, e,
-                               groups, None if s.vertices is None else p + s.vertices @ R.T) for s in parts)
+                               groups, None if s.vertices is None else p + s.vertices @ R.T, s.hull) for s in parts)
     return StaticCollider(name, SOLID, mu, e, groups, bodies, parts=world)
 
 
@@ -93,7 +93,7 @@ def _axis_frame(axis) -> np.ndarray:
     return np.column_stack([x, np.cross(z, x), z])
 
 
-_FACES: dict = {}  # hull vertices' bytes → hull_faces (a thousand copies of one cube are one hull)
+_FACES: dict = {}  # hull vertices' bytes (shape frame) → hull_faces (a thousand copies of one cube are one hull)
 
 
 def hull_faces(local_vertices: np.ndarray):
@@ -154,7 +154,9 @@ def _shape_row(s: ContactShape):
         sin_a = r / np.hypot(r, 2 * h)
         zb, za = -h + m, h - m / sin_a
         return CONE, _axis_frame(s.axis), s.center, np.array([(za - zb) * r / (2 * h), za, zb]), m, float(np.hypot(r, h)), None
-    local = (s.vertices - s.center) @ s.rotation  # link → shape frame
+    # the hull as parsed, in the shape frame: bit-identical for copies of one mesh wherever they sit (the round
+    # trip from the link frame differs in the last bits with the centre, and each copy's faces were computed anew)
+    local = s.hull if s.hull is not None else (s.vertices - s.center) @ s.rotation
     return CONVEX, s.rotation, s.center, np.zeros(3), m, float(np.linalg.norm(local, axis=1).max()) + m, local
 
 
@@ -223,6 +225,5 @@ def body_shape_list(model, bodies=None) -> list:
         shape = model.body_shapes[b]
         if not shape or not shape.get("collide", True):
             continue
-        for s in parse_shapes(shape, model.body_com[b], f"body '{model.body_names[b]}' shape"):
-            out.append((b, s))
+        out += [(b, s) for s in model.shape_parts(b)]
     return out

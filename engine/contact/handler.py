@@ -69,6 +69,10 @@ class ContactStep:
     sweeps: int
     A: np.ndarray | None  # dense contact-space inertia (3k, 3k); None when solved tree by tree
     space: str = "dense"
+    # the contact space the impulses were solved on, at the step's q: ``velocity(v)`` = J v (3k,) for any v (nv,),
+    # and J v* (3k,) of the velocity the stage was given (RedMax's impact check reads both instead of forming J again)
+    solved_on: ContactSpace | SparseContactSpace | None = None
+    u_free: np.ndarray | None = None
 
 
 def scene_detector(scene, margin: float = 0.02) -> CollisionDetector:
@@ -244,7 +248,7 @@ class ContactHandler:
             lam, _, sweeps = solve_contacts(space.A, u_free, target, contacts.friction, lam0.reshape(-1),
                                             max_iter=self.max_iter, tol=self.tol)
             v_new = v + space.response(lam)
-            self.last = ContactStep(contacts, lam, sweeps, space.A, "dense")
+            self.last = ContactStep(contacts, lam, sweeps, space.A, "dense", space, u_free)
         else:
             space = self._sparse_space(q, contacts, inertia, joint_diag)
             t2 = time.perf_counter()
@@ -253,7 +257,7 @@ class ContactHandler:
             target, speed = self.normal_targets(contacts, u_free[0::3], came_in)
             lam, v_new, sweeps = space.solve(v, target, contacts.friction, lam0.reshape(-1),
                                              max_iter=min(self.max_iter, self.velocity_max_iter), tol=self.velocity_tol)
-            self.last = ContactStep(contacts, lam, sweeps, None, "sparse")
+            self.last = ContactStep(contacts, lam, sweeps, None, "sparse", space, u_free)
         self.memory.keep(keys, lam, speed)
         pending = speed > 0.0
         self.bounce_pending = bool(np.any(pending))

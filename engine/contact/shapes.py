@@ -19,7 +19,6 @@ persists from one step to the next.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -101,24 +100,13 @@ class Contacts(NamedTuple):
         return Contacts(*cols, np.concatenate([c.other_bodies() for c in parts]), np.concatenate(rest))
 
 
-_PARSED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model → {body: parts}
-
-
 def contact_shapes(model, body: int) -> list:
     """The validated contact shapes of ``body``: one, the parts of a compound, or none (no shape, or drawn only).
-    Parsed once per model and body (a convex hull is a qhull run: 1000 cubes took 0.75 s more when each stage that
-    needs the shapes parsed them again)."""
+    Parsed once per model and body (``Model.shape_parts``)."""
     shape = model.body_shapes[body]
     if not shape or not shape.get("collide", True):
         return []
-    try:
-        parsed = _PARSED.setdefault(model, {})
-    except TypeError:  # (a model that cannot be weakly referenced: parse every time)
-        parsed = {}
-    key = (body, id(shape))
-    if key not in parsed:
-        parsed[key] = parse_shapes(shape, model.body_com[body], f"body '{model.body_names[body]}' shape")
-    return list(parsed[key])
+    return list(model.shape_parts(body))
 
 
 def contact_shape(model, body: int) -> ContactShape | None:

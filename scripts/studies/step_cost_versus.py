@@ -20,6 +20,11 @@ import subprocess
 import sys
 
 CASES = {  # name: (scene expression in the child, dt)
+    "bridge_rigid_car_7": ("scenes.bridge(7, 0, car_mass=NORMAL_CAR)", 1 / 60),  # bench redmax --quick's sizes
+    "bridge_rigid_car_15": ("scenes.bridge(15, 0, car_mass=NORMAL_CAR)", 1 / 60),
+    "bridge_flexible_7": ("scenes.bridge(7, 7)", 1 / 60),
+    "bridge_flexible_9": ("scenes.bridge(9, 9)", 1 / 60),
+    "bridge_flexible_heavy_car_7": ("scenes.bridge(7, 7, car_mass=500 * NORMAL_CAR)", 1 / 60),
     "bridge_rigid_car_31": ("scenes.bridge(31, 0, car_mass=NORMAL_CAR)", 1 / 60),
     "bridge_rigid_car_127": ("scenes.bridge(127, 0, car_mass=NORMAL_CAR)", 1 / 60),
     "bridge_flexible_car_31": ("scenes.bridge(31, 31, car_mass=NORMAL_CAR)", 1 / 60),

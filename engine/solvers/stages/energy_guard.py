@@ -30,6 +30,20 @@ q̇⁺, so the direction of motion and every velocity constraint G q̇⁺ = 0 ar
   damping then removes exactly what it should (the budget's rate), and numerical damping removes nothing.
   On every scene, closures, contact and limits included.
 
+Drives put energy in by design. With prescribed joints (``stages/prescribed.py``) the budget "hold" holds
+while every prescribed joint holds still over the step (an anchor at rest: its rows do no work, so the budget
+is exact and the swing below it keeps its energy); a step in which one moves re-bases the budget at the step's
+end energy, unscaled (``RedMaxStepper.prescribed_moved``): the rows' work is not measured. (Tried and dropped,
+docs/redmax.md *Drives under BDF2*: the rows' impulses over the solve's step times the joint's displacement,
+Σ (λ_d / h_s) Δq̄_d, is within 2 % of the exact work under an anchor gliding at a constant velocity, but the
+budget's own scalings enter BDF2's memory and that sum with them — +21 % of the swing's energy in 10 s at 1/48 s
+— and under a cart swaying hard, 0.3 m at 1 Hz, the held energy took the swing 1e-2 rad off the analytic one at
+1/960 s, where BDF2 alone is 2e-3 rad off.) A moving anchor's swing then keeps what BDF2 alone keeps. Scenes
+with motors or force fields have no budget: a motor's impulse is applied after the solve, as contact's, and
+what the budget measures of such an impulse (the end energy with it less without it) is counted only when it
+takes energy (``RedMaxStepper.solve``); a field's force has no potential. Policy "cap" stays off with
+prescribed joints (as with closures).
+
 ``clamped_steps`` counts the steps scaled down, ``boosted_steps`` those scaled up.
 """
 from __future__ import annotations
@@ -174,7 +188,9 @@ class EnergyGuard:
         else:
             kin, pot, power = float(energies[1]), float(energies[2]), float(energies[3])
         e1 = kin + pot
-        if hold:
+        if hold and getattr(self.s, "prescribed_moved", False):  # their work is not measured: the budget starts
+            self.budget, scale = e1, 1.0  # again from the step's end (module doc)
+        elif hold:
             # the dampers' power at the rates the step ends with: scaling q̇⁺ by s scales it by s², so the budget
             # after the step, B − h s² P, and the energy, V + s² T, meet at s² = (B − V) / (T + h P)
             available = self.budget - float(impulse_loss)
@@ -203,7 +219,7 @@ class EnergyGuard:
             else:
                 scale = 1.0
         if scale != 1.0:
-            qd_new = qd_new * scale
+            qd_new = qd_new * scale  # (a prescribed joint's rate is 0 here: it held still)
             e1 = pot + kin * scale * scale
         # the link poses at q⁺ (the workspace's, from the energy just taken or the one-call step's end): a control
         # change next step needs only its own potentials on them (_control_change)
@@ -224,12 +240,15 @@ class EnergyGuard:
 
 def make_energy_guard(stepper, enabled, policy: str = "cap"):
     """The budget for a stepper, or None: off; a scene whose drives put energy in that the budget does not count
-    (prescribed joints, motors, force fields: that is their job); or (policy "cap") a scene the issue #22 guard
-    does not apply to (loop closures, contact, joint limits)."""
+    (motors, force fields; prescribed joints but with policy "hold" on a stepper that reports whether they moved,
+    ``prescribed_moved``: module doc); or (policy "cap") a scene the issue #22 guard does not apply to (loop closures,
+    prescribed joints, contact, joint limits)."""
     if not enabled:
         return None
     scene = stepper.scene
-    if getattr(scene, "prescribed", ()) or getattr(scene, "motors", ()) or getattr(scene, "force_fields", ()):
+    if getattr(scene, "motors", ()) or getattr(scene, "force_fields", ()):
+        return None
+    if getattr(scene, "prescribed", ()) and (policy != "hold" or getattr(stepper, "prescribed_moved", None) is None):
         return None
     if policy == "cap" and (len(scene.loop_closures) or stepper.contact is not None or stepper.limits is not None):
         return None

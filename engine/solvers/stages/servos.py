@@ -13,7 +13,9 @@ friction row). W = M̃⁻¹ is the step's own metric
 keeps the rows C of the loop closures and prescribed joints as their solve left them. Since the RedMax step
 is linear in q̇⁺, adding the motor impulse after its solve is the same as solving the motor row with it: the
 motor is implicit in every spring and damper of the step, the way stable PD is, and holds its speed at
-frame-rate steps. With ``max_force`` = inf it is a velocity constraint.
+frame-rate steps. With ``max_force`` = inf it is a velocity constraint. h is the step of the solve: dt for
+implicit Euler and the explicit step, 2dt/3 for BDF2's solve from its extrapolated start, whose velocity change
+is (2dt/3) M⁻¹ f — so a saturated motor accelerates at F / inertia under either (``apply(..., h=)``).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ class Servos:
         self.model, self.dt = scene.model, float(dt)
         self.motors = list(scene.motors)
         self.ws = self.model.make_workspace()
-        self.last_impulses = np.zeros(len(self.motors))  # λ of the last step (N·m·s or N·s)
+        self.last_impulses = np.zeros(len(self.motors))  # each motor's impulse over the last step (N·m·s or N·s)
 
     def __bool__(self) -> bool:
         return bool(self.motors)
@@ -64,9 +66,11 @@ class Servos:
         constraint_jacobian(model.tree, ws, bodies, rows, np.empty((model.n_bodies, 6)), G)
         return G
 
-    def apply(self, q, v, inertia=None, joint_diag=None, fixed=None):
+    def apply(self, q, v, inertia=None, joint_diag=None, fixed=None, h=None):
         """v⁺ (nv,) from v* (nv,) at q; inertia, joint_diag: the RedMax step's A and r (None: M, explicit);
-        fixed (m, nv): rows to keep (closures, prescribed joints)."""
+        fixed (m, nv): rows to keep (closures, prescribed joints); h: the step of the solve v* came from (s;
+        default dt) — BDF2's solve is over 2dt/3, and a force F acting over it is the impulse F h there."""
+        h = self.dt if h is None else float(h)
         G = self.rows(q)
         W = minv(self.model, q, inertia=inertia, joint_diag=joint_diag, ws=self.ws)
         if fixed is not None and len(fixed):
@@ -74,9 +78,9 @@ class Servos:
             W = W - WC @ np.linalg.pinv(fixed @ WC, rcond=1e-12, hermitian=True) @ WC.T
         WGt = W @ G.T
         A = 0.5 * (G @ WGt + (G @ WGt).T)
-        bound = np.array([m.max_force * self.dt for m in self.motors])
+        bound = np.array([m.max_force * h for m in self.motors])
         target = np.array([m.target_velocity for m in self.motors])
         lam = np.zeros(len(target))
         pgs_kernel(np.ascontiguousarray(A), G @ v, target, bound, lam, SWEEPS, 1e-12, 0.0, 1)  # (the one PGS)
-        self.last_impulses = lam
+        self.last_impulses = lam * (self.dt / h)  # the force's impulse over the whole step
         return v + WGt @ lam

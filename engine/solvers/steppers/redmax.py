@@ -63,7 +63,7 @@ from ..stages.loop_closures import closure_arrays, constraint_rows
 from ..stages.geometric_stiffness import JointGeometricStiffness, parse_geometric_stiffness
 from ..stages.energy_guard import make_energy_guard
 from ...integrators import configuration_difference, integrate, integrate_kernel
-from ..stages.prescribed import PrescribedMotion, project
+from ..stages.prescribed import BDF2History, PrescribedMotion, project
 from ..stages.servos import Servos
 from .incremental_potential import make_refinement
 from .redmax_impacts import ImpactCheck
@@ -170,14 +170,17 @@ class RedMaxStepper:
         self._exact_preconditioner = not bool(np.any((self.pairs.body_a >= 0) & (self.pairs.body_b >= 0)))
         # backward Euler by Newton on the incremental potential from the linear step's rates
         self._newton = make_refinement(self, newton_iterations)
+        self.prescribed_moved = False  # a prescribed joint moved in the last solve (the energy budget's; solve)
         self._energy_guard = make_energy_guard(self, policy is not None, policy)  # the step's energy budget
         self._one_call = self._one_call and self._newton is None and self.integrator in ("euler", "bdf2")
-        # drives (prescribed joints, motors) set their own motion: such scenes take Euler steps whatever the
-        # integrator (the energy budget is off there too: make_energy_guard)
+        # drives (prescribed joints, motors) set their own motion: BDF2 aims the prescribed rows from its extrapolated
+        # start at q̄(t + h) and bounds the motors' impulses by their force over its solve's step (solve), and its
+        # history restarts where a prescribed motion jumps (prescribed.BDF2History); the two-stage schemes take
+        # Euler steps on such scenes (the energy budget: make_energy_guard)
         self._drives = bool(self.prescribed) or bool(self.servos)
-        self._scheme = SCHEMES["euler" if self._drives else self.integrator]
-        self._bdf2 = self.integrator == "bdf2" and not self._drives
-        self._history = History()  # BDF2's previous step
+        self._scheme = SCHEMES["euler" if self._drives and self.integrator != "bdf2" else self.integrator]
+        self._bdf2 = self.integrator == "bdf2"
+        self._history = BDF2History(History(), self.prescribed) if self.prescribed else History()  # BDF2's last step
         self._no_presc = (np.zeros(0, np.int64), np.zeros(0))
         self._impact = False  # the last solve's contact or limit impulses stopped or started a motion (solve)
         self._impacts = ImpactCheck(self) if self._bdf2 and (self.contact is not None or self.limits is not None) \
@@ -428,8 +431,10 @@ class RedMaxStepper:
         (total iterations, most of one solve, solves, solve seconds))."""
         pcg = self.linear_solver == "pcg"
         # prescribed joints: unit rows with their rates beside the closures' (stages/prescribed.py)
-        self._presc_rows = self.prescribed.rows(q, control.t) if self.prescribed else self._no_presc
-        self._presc_end = control.t + h_move
+        self._presc_rows = self.prescribed.rows(q, control.t, h_move) if self.prescribed else self._no_presc
+        self._presc_end = control.t + self.dt  # (drives step by Euler or BDF2: both end there)
+        self.prescribed_moved = self._energy_guard is not None and len(self._presc_rows[0]) > 0 and \
+            not self.prescribed.still(control.t, self._presc_rows[1])  # (the budget's: energy_guard.py)
         closures = len(self._closures.n_rot) > 0 or len(self._presc_rows[0]) > 0
         gs = self._joint_gs
         total = most = solves = 0
@@ -466,7 +471,7 @@ class RedMaxStepper:
         smooth = qd_new
         fixed = self._fixed_rows if closures else None
         if self.servos:  # motors: bounded rows in the step's metric, closures and prescribed rows kept
-            qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed)
+            qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed, h_move)  # impulses ≤ force × h_move
         free = qd_new
         if self.contact is not None:
             with _step_of(self.contact, h_move):

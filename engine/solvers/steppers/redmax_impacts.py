@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...contact.jacobian import contact_directions, jacobian_times, point_maps, world_axes_at
-
 TOL_FLOOR = 1e-3  # m/s: the least approach or rebound speed taken for an impact (PGS leaves ~1e-7)
 
 
@@ -46,30 +44,26 @@ def rows_impacted(gap, u_in, u_free, u_new, active, h_solve, h, slop) -> bool:
 
 class ImpactCheck:
     """``impacted(q, qd_in, v_free, v_new, h_solve) -> bool`` for one stepper's contact and limit stages, after they
-    acted in a solve from (q (nq,), q̇_in (nv,)) with free end rates v_free and end rates v_new (nv,)."""
+    acted in a solve from (q (nq,), q̇_in (nv,)) with free end rates v_free — the velocity the contact stage was
+    given — and end rates v_new (nv,)."""
 
     def __init__(self, stepper):
         self.s = stepper
-        self.ws = stepper.model.make_workspace()  # the check's own kinematics
 
     def impacted(self, q, qd_in, v_free, v_new, h_solve) -> bool:
-        return self._contact(q, qd_in, v_free, v_new, h_solve) or self._limits(q, qd_in, v_free, v_new, h_solve)
+        return self._contact(qd_in, v_new, h_solve) or self._limits(q, qd_in, v_free, v_new, h_solve)
 
-    def _contact(self, q, qd_in, v_free, v_new, h_solve) -> bool:
+    def _contact(self, qd_in, v_new, h_solve) -> bool:
+        """The contact rows' rates from the contact stage's own space at the solve's q (``ContactStep.solved_on``:
+        J q̇_in and J v⁺ by its velocity pass, J v* as the stage computed it): no kinematics or J formed again."""
         stage = self.s.contact
         last = None if stage is None else stage.last
         if last is None or len(last.contacts) == 0:
             return False
-        c, model = last.contacts, self.s.model
-        k = len(c)
-        F = point_maps(np.ascontiguousarray(c.point, dtype=float), contact_directions(np.asarray(c.normal, float)))
-        X = np.ascontiguousarray(np.stack([qd_in, v_free, v_new], axis=1), dtype=float)
-        U = np.empty((3 * k, 3))
-        jacobian_times(model.tree, world_axes_at(model, q, self.ws), X, np.ascontiguousarray(c.body, dtype=np.int64),
-                       c.other_bodies(), F, U)
-        u = U[0::3]  # the normal rows
-        return rows_impacted(-np.asarray(c.depth, float), u[:, 0], u[:, 1], u[:, 2], last.impulses[0::3] > 0.0,
-                             h_solve, self.s.dt, stage.slop)
+        J = last.solved_on
+        u_in, u_new = J.velocity(qd_in)[0::3], J.velocity(v_new)[0::3]  # the normal rows
+        return rows_impacted(-np.asarray(last.contacts.depth, float), u_in, last.u_free[0::3], u_new,
+                             last.impulses[0::3] > 0.0, h_solve, self.s.dt, stage.slop)
 
     def _limits(self, q, qd_in, v_free, v_new, h_solve) -> bool:
         stage = self.s.limits
