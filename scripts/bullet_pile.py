@@ -7,8 +7,8 @@ pile's edge at the body's pose, then *Object › Rigid Body › Add Active* on a
 friction of the engine's shapes (restitution 0, Blender's default); the floor *Add › Mesh › Grid* with the
 mesh collider's extent and subdivisions, *Add Passive*, shape Mesh, its friction. The rigid body world stays
 at Blender's defaults (10 substeps per frame, 10 solver iterations); its point cache is baked over the frame
-range with ``bpy.ops.ptcache.bake`` (timed: the fastest of two bakes, each of a new rig), then every frame is played back
-(``frame_set``) to read the boxes' poses for the bench's measures. Runs in the process that calls it (the
+range with ``bpy.ops.ptcache.bake`` (timed; ``bakes`` bakes, each of a new rig), then every frame of the last is played
+back (``frame_set``) to read the boxes' poses for the bench's measures (``poses=False``: not read). Runs in the process that calls it (the
 ``bpy`` wheel, or Blender's own Python through ``scripts/blender_bench.py contact``).
 """
 from __future__ import annotations
@@ -134,14 +134,16 @@ def remove(sc) -> None:
         bpy.data.collections.remove(collection)
 
 
-def bake(scene, frames: int, fps: int = 24) -> dict:
-    """Build the pile and bake ``frames`` frames at ``fps`` with Bullet, BAKES times (a new rig each time: a
+def bake(scene, frames: int, fps: int = 24, *, bakes: int = BAKES, poses: bool = True) -> dict:
+    """Build the pile and bake ``frames`` frames at ``fps`` with Bullet, ``bakes`` times (a new rig each time: a
     second bake of the same cache replays it); {"seconds": the fastest bake, "bakes": each, "poses": [(R, p)
-    per frame 1…frames after the start] of the last, "iterations": solver iterations, "setup": one line on
-    the world}. The pile's scenes are removed afterwards."""
+    per frame 1…frames after the start] of the last (None when ``poses`` is False), "iterations": solver
+    iterations, "setup": one line on the world}. The pile's scenes are removed afterwards."""
+    if bakes < 1:
+        raise ValueError(f"bullet_pile.bake: bakes must be ≥ 1, got {bakes}")
     bpy = _bpy()
-    seconds = []
-    for k in range(BAKES):
+    seconds, frames_read = [], None
+    for k in range(bakes):
         sc, boxes = build(scene)
         try:
             sc.render.fps, sc.render.fps_base = int(fps), 1.0
@@ -156,19 +158,18 @@ def bake(scene, frames: int, fps: int = 24) -> dict:
                     seconds.append(time.perf_counter() - t0)
                 if result != {"FINISHED"} or not world.point_cache.is_baked:
                     raise RuntimeError(f"Bullet's bake of the pile failed: {sorted(result)}")
-                if k < BAKES - 1:
-                    continue
-                poses = []
-                for frame in range(2, frames + 2):
-                    sc.frame_set(frame)
-                    M = np.array([np.array(ob.matrix_world) for ob in boxes])
-                    poses.append((M[:, :3, :3].copy(), M[:, :3, 3].copy()))
+                if k == bakes - 1 and poses:
+                    frames_read = []
+                    for frame in range(2, frames + 2):
+                        sc.frame_set(frame)
+                        M = np.array([np.array(ob.matrix_world) for ob in boxes])
+                        frames_read.append((M[:, :3, :3].copy(), M[:, :3, 3].copy()))
             floor = next(ob for ob in sc.objects if ob.name.startswith("bench pile floor"))
             setup = (f"Blender {bpy.app.version_string} Rigid Body, {world.substeps_per_frame} substeps per frame, "
                      f"{world.solver_iterations} solver iterations, boxes shape Box, floor shape Mesh (collision "
-                     f"margin {floor.rigid_body.collision_margin:.2g} m), bpy.ops.ptcache.bake timed (the fastest of "
-                     f"{BAKES}, each on a new rig)")
+                     f"margin {floor.rigid_body.collision_margin:.2g} m), bpy.ops.ptcache.bake timed (each bake on a "
+                     f"new rig)")
         finally:
             remove(sc)
-    return {"seconds": min(seconds), "bakes": seconds, "poses": poses, "iterations": world.solver_iterations,
+    return {"seconds": min(seconds), "bakes": seconds, "poses": frames_read, "iterations": world.solver_iterations,
             "setup": setup}

@@ -98,16 +98,19 @@ def flush(dw, na, mw, out, body, mu, e, T):
 
 
 @kernel(refcounts=False)
-def find_contacts(S, T, Rw, pw, Rw1, pw1, lo, hi, sweep, pairs, npairs, margin, pair_mu, out, mw, wk, dw):
+def find_contacts(S, T, Rw, pw, Rw1, pw1, lo, hi, sweep, pairs, npairs, margin, pair_mu, out, mw, wk, dw, active):
     """Contacts of the candidate pairs (``sweep_and_prune``), of every body shape with the planes and
     with the triangles its box reaches, into out (``ContactOut``). Rw1, pw1: the shapes' poses at the step's
-    unconstrained end (a pair's threshold is the margin plus ``pair_sweep``)."""
+    unconstrained end (a pair's threshold is the margin plus ``pair_sweep``). active (m,): the shapes looked
+    at (a pair when either is)."""
     out.count[0] = 0
     m = S.kind.shape[0]
     P = T.plane_n.shape[0]
     nofaces = (S.fnorm[0:0], S.ffirst[0:0], S.fsize[0:0], S.findex)
     for k in range(npairs):
         i, j = pairs[k, 0], pairs[k, 1]
+        if not (active[i] or active[j]):
+            continue
         threshold = margin + pair_sweep(S, i, j, sweep, Rw, pw, Rw1, pw1)
         apart = np.sqrt((pw[i, 0] - pw[j, 0]) ** 2 + (pw[i, 1] - pw[j, 1]) ** 2 + (pw[i, 2] - pw[j, 2]) ** 2)
         if apart - S.reach[i] - S.reach[j] > threshold:  # their bounding spheres are farther apart: no GJK
@@ -126,7 +129,7 @@ def find_contacts(S, T, Rw, pw, Rw1, pw1, lo, hi, sweep, pairs, npairs, margin, 
                  combine(S.restitution[i], S.restitution[j], 0.0, 1.0))
     for i in range(m):
         b = S.body[i]
-        if b < 0:
+        if b < 0 or not active[i]:
             continue
         vi = S.hverts[S.vstart[i]:S.vstart[i] + S.vcount[i]]
         fi = (S.fnorm[S.fstart[i]:S.fstart[i] + S.fcount[i]], S.ffirst[S.fstart[i]:S.fstart[i] + S.fcount[i]],
@@ -202,28 +205,44 @@ class CollisionDetector:
         self._out = contact_out(max(8 * m, 64))
         self._mw, self._wk = manifold_work(), gjk_work()
         self._dw = detect_work(self.static.tri_v.shape[0])
+        self._all = np.ones(m, np.bool_)
 
-    def farthest_move(self, R0, p0, R1, p1) -> float:
-        """How far any point of any shape moves between link poses 0 and 1 (a bound, m)."""
+    def body_moves(self, R0, p0, R1, p1) -> np.ndarray:
+        """(n,) how far any point of each body's shapes moves between link poses 0 and 1 (a bound, m; 0 for a
+        body without shapes)."""
         S = self.shapes
+        out = np.zeros(self.model.n_bodies)
         if S.kind.shape[0] == 0:
-            return 0.0
+            return out
         shape_poses(S, np.ascontiguousarray(R1), np.ascontiguousarray(p1), self._Rw1, self._pw1)
         shape_poses(S, np.ascontiguousarray(R0), np.ascontiguousarray(p0), self._Rw, self._pw)
         moved = np.empty(S.kind.shape[0])
         shape_sweeps(S, self._Rw, self._pw, self._Rw1, self._pw1, moved)
-        return float(moved[S.body >= 0].max(initial=0.0))
+        mine = S.body >= 0
+        np.maximum.at(out, S.body[mine], moved[mine])
+        return out
+
+    def farthest_move(self, R0, p0, R1, p1) -> float:
+        """How far any point of any shape moves between link poses 0 and 1 (a bound, m)."""
+        return float(self.body_moves(R0, p0, R1, p1).max(initial=0.0))
 
     @property
     def n_shapes(self) -> int:
         return int(self.shapes.kind.shape[0])
 
-    def detect(self, R_link, p_link, R_end=None, p_end=None) -> Contacts:
+    def detect(self, R_link, p_link, R_end=None, p_end=None, bodies=None) -> Contacts:
         """Contacts at link poses R_link (n, 3, 3), p_link (n, 3); R_end, p_end: the poses the step would reach
-        without contact (their difference widens each shape's threshold), or None."""
+        without contact (their difference widens each shape's threshold), or None. bodies (n,) bool: only the
+        contacts of these bodies (all when None)."""
         S, T = self.shapes, self.static
         if S.kind.shape[0] == 0:
             return Contacts.empty()
+        if bodies is None:
+            active = self._all
+        else:
+            active = (S.body >= 0) & np.asarray(bodies, bool)[np.maximum(S.body, 0)]
+            if not active.any():
+                return Contacts.empty()
         shape_poses(S, np.ascontiguousarray(R_link), np.ascontiguousarray(p_link), self._Rw, self._pw)
         if R_end is None:
             self._sweep[:] = 0.0
@@ -241,7 +260,7 @@ class CollisionDetector:
         while True:
             out = self._out
             find_contacts(S, T, self._Rw, self._pw, self._Rw1, self._pw1, self._lo, self._hi, self._sweep, self._pairs, n, self.margin,
-                          self.pair_friction, out, self._mw, self._wk, self._dw)
+                          self.pair_friction, out, self._mw, self._wk, self._dw, active)
             k = int(out.count[0])
             if k <= out.depth.shape[0]:
                 break

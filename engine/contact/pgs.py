@@ -28,13 +28,14 @@ from .._jit import kernel
 
 
 @kernel
-def friction_step(lam1, lam2, ut1, ut2, a11, a12, a22, bound):
-    """One contact's friction update in a Gauss–Seidel sweep: (λ_t1, λ_t2, g), the tangential impulse moved
-    against the slip u_t and projected onto the disk |λ_t| ≤ bound (μ λ_n). Isotropic step 1/g with g the
-    tangent block's largest eigenvalue: the fixed point then has λ_t opposite u_t (Coulomb's maximal
-    dissipation); a full 2×2 solve followed by the disk projection would make λ_t oppose A_tt⁻¹ u_t instead.
-    Both sweeps use it: this module's on the Delassus matrix, sparse_space's on the velocities."""
-    g = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
+def tangent_gain(a11, a12, a22):
+    """g: the largest eigenvalue of a contact's 2×2 tangent block A_tt (``friction_step``'s step is 1/g)."""
+    return 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
+
+
+@kernel
+def disk_step(lam1, lam2, ut1, ut2, g, bound):
+    """(λ_t1, λ_t2): the tangential impulse moved by −u_t / g and projected onto the disk |λ_t| ≤ bound."""
     t1 = lam1 - ut1 / max(g, 1e-300)
     t2 = lam2 - ut2 / max(g, 1e-300)
     norm = np.sqrt(t1 * t1 + t2 * t2)
@@ -42,6 +43,19 @@ def friction_step(lam1, lam2, ut1, ut2, a11, a12, a22, bound):
         f = bound / norm if norm > 0.0 else 0.0
         t1 *= f
         t2 *= f
+    return t1, t2
+
+
+@kernel
+def friction_step(lam1, lam2, ut1, ut2, a11, a12, a22, bound):
+    """One contact's friction update in a Gauss–Seidel sweep: (λ_t1, λ_t2, g), the tangential impulse moved
+    against the slip u_t and projected onto the disk |λ_t| ≤ bound (μ λ_n). Isotropic step 1/g with g the
+    tangent block's largest eigenvalue: the fixed point then has λ_t opposite u_t (Coulomb's maximal
+    dissipation); a full 2×2 solve followed by the disk projection would make λ_t oppose A_tt⁻¹ u_t instead.
+    Both sweeps use it: this module's on the Delassus matrix, sparse_space's on the velocities (with g
+    computed once per solve: ``tangent_gain``, then ``disk_step``)."""
+    g = tangent_gain(a11, a12, a22)
+    t1, t2 = disk_step(lam1, lam2, ut1, ut2, g, bound)
     return t1, t2, g
 
 

@@ -86,6 +86,10 @@ class Contacts(NamedTuple):
         return Contacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0, np.int64),
                         np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
 
+    def select(self, keep) -> "Contacts":
+        """The contacts picked by keep (a (k,) bool mask or indices), in their order."""
+        return Contacts(*(None if f is None else f[keep] for f in self))
+
     @staticmethod
     def concatenate(parts) -> "Contacts":
         parts = [c for c in parts if len(c)] or list(parts)[:1]

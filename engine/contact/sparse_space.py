@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import kernel
-from .pgs import friction_step
+from .pgs import disk_step, tangent_gain
 from ..algorithms.minv import pass_impulse_to_parent, prepare_minv
 
 
@@ -89,6 +89,24 @@ def model_trees(model, closures=()) -> Trees:
 
 
 NNCG = np.array([True])
+
+
+class Visits(NamedTuple):
+    """What lets a Gauss–Seidel sweep pass over a contact none of whose trees moved since its last visit: tick (1,)
+    counts the impulse applications; tree (R,) the tick of each tree's last change; contact (k,) the tick of each
+    contact's last visit. Empty tree and contact: every contact is visited every sweep (``NO_VISITS``)."""
+
+    tick: np.ndarray
+    tree: np.ndarray
+    contact: np.ndarray
+
+
+NO_VISITS = Visits(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def fresh_visits(n_trees: int, k: int) -> Visits:
+    """Every tree changed after every contact's last visit: the first sweep visits them all."""
+    return Visits(np.ones(1, np.int64), np.ones(n_trees, np.int64), np.zeros(k, np.int64))
 
 
 class SparseRows(NamedTuple):
@@ -259,16 +277,40 @@ def _apply_impulse(trees, block_start, block_tree, offset, W, c, d0, d1, d2, v):
                 v[trees.dofs[s + d]] += W[o + 3 * d] * d0 + W[o + 3 * d + 1] * d1 + W[o + 3 * d + 2] * d2
 
 
+@kernel(inline="llvm", refcounts=False)
+def _touch(block_start, block_tree, visits, c):
+    """Contact c changed its trees' velocities: they get a new tick."""
+    visits.tick[0] += 1
+    for blk in range(block_start[c], block_start[c + 1]):
+        visits.tree[block_tree[blk]] = visits.tick[0]
+
+
 @kernel(refcounts=False)
-def _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, floor):
-    """One Gauss–Seidel sweep over the contacts (module docstring); returns the largest contact-velocity
-    change it made (m/s)."""
+def _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, gain, target_n, mu, lam, v, floor, visits, change):
+    """One Gauss–Seidel sweep over the contacts (module docstring), gain (k,) each contact's ``tangent_gain``;
+    change (3k,) ← what it did to λ. Returns the largest contact-velocity change it made (m/s), the largest
+    violation u_n < target_n it found (m/s; before each contact's own update, over the contacts it visited) and
+    ‖change‖². With ``visits`` (``Visits``, not empty) a contact whose trees did not change since
+    its last visit is passed over: its update would change nothing when it has no friction (the normal
+    step is a projection, and repeating it on the same velocity gives the same λ)."""
     k = target_n.shape[0]
     dvel = 0.0
+    worst = -np.inf
+    rr = 0.0
+    track = visits.contact.shape[0] > 0
     for c in range(k):
+        r = 3 * c
+        change[r] = change[r + 1] = change[r + 2] = 0.0
         if Acc[c, 0, 0] <= floor:
             continue
-        r = 3 * c
+        if track:
+            stale = True
+            for blk in range(block_start[c], block_start[c + 1]):
+                if visits.tree[block_tree[blk]] > visits.contact[c]:
+                    stale = False
+            if stale:
+                continue
+            visits.contact[c] = visits.tick[0]
         u0 = u1 = u2 = 0.0
         for blk in range(block_start[c], block_start[c + 1]):
             t = block_tree[blk]
@@ -280,63 +322,73 @@ def _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, 
                 u0 += J[o + 3 * d] * x
                 u1 += J[o + 3 * d + 1] * x
                 u2 += J[o + 3 * d + 2] * x
+        worst = max(worst, target_n[c] - u0)
         ln = max(0.0, lam[r] - (u0 - target_n[c]) / Acc[c, 0, 0])
         dn = ln - lam[r]
         ut1 = u1 + Acc[c, 1, 0] * dn
         ut2 = u2 + Acc[c, 2, 0] * dn
-        t1, t2, g = friction_step(lam[r + 1], lam[r + 2], ut1, ut2, Acc[c, 1, 1], Acc[c, 1, 2], Acc[c, 2, 2],
-                                  mu[c] * ln)  # (pgs.py: the one friction step)
+        g = gain[c]
+        t1, t2 = disk_step(lam[r + 1], lam[r + 2], ut1, ut2, g, mu[c] * ln)  # (pgs.py: the one friction step)
         d1, d2 = t1 - lam[r + 1], t2 - lam[r + 2]
         lam[r], lam[r + 1], lam[r + 2] = ln, t1, t2
+        change[r], change[r + 1], change[r + 2] = dn, d1, d2
+        rr += dn * dn
+        rr += d1 * d1
+        rr += d2 * d2
         if dn != 0.0 or d1 != 0.0 or d2 != 0.0:
             _apply_impulse(trees, block_start, block_tree, offset, W, c, dn, d1, d2, v)
+            if track:
+                _touch(block_start, block_tree, visits, c)
+                visits.contact[c] = visits.tick[0]
         dvel = max(dvel, abs(dn) * Acc[c, 0, 0] + max(abs(d1), abs(d2)) * g)
-    return dvel
+    return dvel, worst, rr
 
 
 @kernel
-def sparse_pgs(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, max_iter, tol, floor,
-               previous, direction):
+def sparse_pgs(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, max_iter, tol, feasible,
+               floor, change, direction, visits):
     """Gauss–Seidel on the velocities (module docstring) accelerated by nonsmooth nonlinear conjugate gradients
     (NNCG: Silcowitz, Niebe & Erleben 2010, Alg. 2): each sweep's change r = PGS(λ) − λ is a descent direction;
     with β = ‖r_k‖² / ‖r_k−1‖² the step β p is added (p ← r + β p), and p restarts when β > 1. In place: lam
     (3k,) from its warm start, v (nv,) from v* to v⁺ (v = v* + W λ throughout). Stops when a sweep changes
-    no contact velocity by more than tol (m/s). previous, direction (3k,): scratch. Returns the sweeps."""
+    no contact velocity by more than tol (m/s), or when it finds no contact short of its normal target by more
+    than feasible (m/s; −inf: never). change, direction (3k,): scratch; visits: ``_pgs_sweep``'s.
+    Returns the sweeps."""
     k = target_n.shape[0]
     for c in range(k):
         if Acc[c, 0, 0] <= floor:
             lam[3 * c] = lam[3 * c + 1] = lam[3 * c + 2] = 0.0
         elif lam[3 * c] != 0.0 or lam[3 * c + 1] != 0.0 or lam[3 * c + 2] != 0.0:
             _apply_impulse(trees, block_start, block_tree, offset, W, c, lam[3 * c], lam[3 * c + 1], lam[3 * c + 2], v)
+    gain = np.empty(k)  # (the tangent blocks do not change within the solve)
+    for c in range(k):
+        gain[c] = tangent_gain(Acc[c, 1, 1], Acc[c, 1, 2], Acc[c, 2, 2])
     direction[:] = 0.0
     rr_old = 0.0
     sweeps = 0
     for it in range(max_iter):
         sweeps = it + 1
-        previous[:] = lam
-        dvel = _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, target_n, mu, lam, v, floor)
-        if dvel <= tol:
+        dvel, worst, rr = _pgs_sweep(trees, block_start, block_tree, offset, J, W, Acc, gain, target_n, mu, lam, v,
+                                     floor, visits, change)
+        if dvel <= tol or worst <= feasible:
             break
-        rr = 0.0
-        for i in range(3 * k):
-            r = lam[i] - previous[i]
-            rr += r * r
         beta = rr / rr_old if rr_old > 0.0 and NNCG[0] else 0.0
         rr_old = rr
         if beta > 1.0:  # restart
-            for i in range(3 * k):
-                direction[i] = lam[i] - previous[i]
+            direction[:] = change
             continue
         for c in range(k):
             r0 = 3 * c
             b0, b1, b2 = beta * direction[r0], beta * direction[r0 + 1], beta * direction[r0 + 2]  # β p_old
             for j in range(3):
-                direction[r0 + j] = (lam[r0 + j] - previous[r0 + j]) + beta * direction[r0 + j]
+                direction[r0 + j] = change[r0 + j] + beta * direction[r0 + j]
             if beta > 0.0 and Acc[c, 0, 0] > floor and (b0 != 0.0 or b1 != 0.0 or b2 != 0.0):
                 lam[r0] += b0
                 lam[r0 + 1] += b1
                 lam[r0 + 2] += b2
                 _apply_impulse(trees, block_start, block_tree, offset, W, c, b0, b1, b2, v)
+                if visits.contact.shape[0] > 0:
+                    _touch(block_start, block_tree, visits, c)  # (c itself is off its own fixed point now)
     return sweeps
 
 
@@ -370,15 +422,26 @@ class SparseContactSpace:
         sparse_velocity(self.trees, r.block_start, r.block_tree, r.offset, r.J, np.ascontiguousarray(v, dtype=float), u)
         return u
 
-    def solve(self, v, target_n, mu, lam0, *, max_iter: int = 200, tol: float = 1e-7):
+    def solve(self, v, target_n, mu, lam0, *, max_iter: int = 200, tol: float = 1e-7, feasible: float = -np.inf,
+              skip_settled: bool = False):
         """(λ (3k,), v⁺ (nv,), sweeps) from v* (nv,), normal targets (k,), μ (k,), warm start λ0 (3k,);
-        tol: the contact-velocity change (m/s) below which a sweep ends the solve."""
+        tol: the contact-velocity change (m/s) below which a sweep ends the solve; feasible: a sweep that finds
+        no contact short of its target by more than this (m/s) ends it too (a projection needs its contacts
+        out, not the impulses converged; −inf: never). skip_settled: a sweep passes
+        over the contacts whose trees did not move since their last visit — the same sweeps at the cost of the
+        contacts that move (a projection pushing a few bodies out of a pile), for a problem without friction
+        only (a friction step repeated on the same velocity is not the same step)."""
         r = self.rows
+        if skip_settled and np.any(np.asarray(mu) != 0.0):
+            raise ValueError("SparseContactSpace.solve: skip_settled is for contact problems without friction")
+        k = r.block_start.shape[0] - 1
+        visits = fresh_visits(self.trees.dof_start.shape[0] - 1, k) if skip_settled and k else NO_VISITS
         lam = np.array(lam0, dtype=float)
         v_new = np.array(v, dtype=float)
         diag = r.Acc[:, 0, 0]
         floor = 1e-12 * max(1.0, float(diag.max(initial=0.0)))
         sweeps = sparse_pgs(self.trees, r.block_start, r.block_tree, r.offset, r.J, r.W, r.Acc,
                             np.ascontiguousarray(target_n, dtype=float), np.ascontiguousarray(mu, dtype=float), lam,
-                            v_new, int(max_iter), float(tol), floor, np.zeros(lam.shape[0]), np.zeros(lam.shape[0]))
+                            v_new, int(max_iter), float(tol), float(feasible), floor, np.zeros(lam.shape[0]), np.zeros(lam.shape[0]),
+                            visits)
         return lam, v_new, sweeps

@@ -19,6 +19,9 @@ def add_bench_parser(sub) -> None:
     bench.add_argument("--only", default=None, metavar="PARTS",
                        help="peers suite: run only these comma-separated parts (aba_chain, minv_chain, "
                             "minv_floating_binary, stiff_rope_step)")
+    bench.add_argument("--repeats", type=int, default=None, metavar="N",
+                       help="contact suite: runs per side at each size, the engine and Bullet in turn, the fastest "
+                            "of each reported (default 3 up to 500 boxes, 2 above)")
     bench.set_defaults(func=_bench)
 
 
@@ -35,6 +38,12 @@ def _bench(args) -> int:
     if args.only is not None and args.suite != "peers":
         print(f"error: --only is an option of the peers suite, not of '{args.suite}'", file=sys.stderr)
         return 2
+    if args.repeats is not None and args.suite != "contact":
+        print(f"error: --repeats is an option of the contact suite, not of '{args.suite}'", file=sys.stderr)
+        return 2
+    if args.repeats is not None and args.repeats < 1:
+        print(f"error: --repeats must be ≥ 1, got {args.repeats}", file=sys.stderr)
+        return 2
     from ...errors import OutputPathError
     from ...output_paths import output_folder
 
@@ -44,7 +53,8 @@ def _bench(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time, only=args.only)
+        res = run_suite(args.suite, args.out, quick=args.quick, sim_time=args.sim_time, only=args.only,
+                        repeats=args.repeats)
     except (PeersMissing, UnknownPart) as e:  # a missing optional extra or an unknown part: one line, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2
