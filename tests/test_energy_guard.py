@@ -145,3 +145,26 @@ def test_guard_on_the_explicit_step():
     sim.step(300)
     kinetic = kinetic_energy(sim.model, sim.state.q, sim.state.qd)
     assert (sim.energy() <= e0 + 1e-6 * abs(e0) or kinetic == 0) and sim._stepper._energy_guard.clamped_steps > 0
+
+
+def test_hold_lets_a_deep_contacts_push_out_stand():
+    """The dog with a 5 cm sphere on every body, one of them starting 2 cm in the ground (step_cost_versus's
+    dog_ground): its joint limits undo the contact stage's projection and hold spheres deeper than it leaves any,
+    so the contact pushes them out by its rates (Baumgarte). That push lifts the dog: energy the impulses add. The
+    budget "hold" charged it to the motion and scaled the rates down, to 0 from step 42 on, and the dog stayed
+    sunk (188 mm after 100 steps, deeper still after 150); it climbs out as without a budget (under 2 mm)."""
+    from engine.scenes import dog
+
+    def depth_after(steps, **options):
+        scene = dog()
+        for b in range(scene.model.n_bodies):
+            scene.model.body_shapes[b] = {"type": "sphere", "radius": 0.05}
+        scene.set_ground()
+        sim = Simulator(scene, "pcg", dt=1 / 60, **options)
+        sim.step(steps)
+        return float(sim.contact.detect(sim.state.q).depth.max(initial=0.0)), sim
+
+    held, sim = depth_after(150)
+    assert sim._stepper._energy_guard.policy == "hold"
+    free, _ = depth_after(150, energy_guard=False)
+    assert held < 2e-3 and free < 2e-3

@@ -23,7 +23,9 @@ q̇⁺, so the direction of motion and every velocity constraint G q̇⁺ = 0 ar
   and the energy tracking of Dinev, Liu and Kavan, "Stabilizing Integrators for Real-Time Physics", ACM TOG
   37(1), 2018): the budget takes off what every damper removes, h q̇⁺ᵀ D q̇⁺ with D the joint dampers, the
   bodies' damping and the springs' and taut cables' dampers (``damping_power``), and what the step's contact
-  and limit impulses took (their kinetic energy change, measured by the stepper); the rates are scaled down
+  and limit impulses took (their energy change, measured by the stepper; a contact deeper at the step's start
+  than the post-stabilization leaves any — joint limits undid its projection — is pushed out by its rates, and the
+  energy that push adds is given, not charged: ``RedMaxStepper._pushing_back``); the rates are scaled down
   as with "cap" when above it and *up* when below it — by at most ``MAX_BOOST`` per step, so the energy a
   step's numerical damping took goes back into the motion it was taken from (the scaling favours the slow,
   large motion: the stiff modes the implicit step damped have small rates and get little back). Physical

@@ -502,9 +502,21 @@ class RedMaxStepper:
             # solve was charged (Newton's restitution on the normal speed): a negative loss, else the budget would
             # cap the rebound at the energy the closing left (a 2 m drop at e = 0.81 rose 0.03 m, not 1.31 m)
             loss = max(taken, -credit if self.contact is not None and self.contact.bouncing else 0.0)
+            if taken < 0.0 and self._pushing_back():  # the energy a push-out adds is a position correction's
+                loss = taken  # (Baumgarte: its rate moves a deep contact out, no motion): it stands
             if self.contact is not None and self.contact.bounce_pending:
                 self._bounce_credit = self.contact.bounce_restitution ** 2 * max(loss, 0.0)
         return smooth, qd_new, loss, (total, most, solves, solve_seconds)
+
+    def _pushing_back(self) -> bool:
+        """A contact of the last contact solve deeper than the post-stabilization leaves any (``stabilize_depth``):
+        something undid its projection (joint limits, ``limits.within``) or the run started so, and the contact's
+        push-out (Baumgarte, ``contact/handler.py``) is doing a position correction; the energy that push adds is not
+        the motion's, and the budget "hold" lets it stand (``energy_guard.py``) instead of scaling the rates down to
+        take it off again (a dog held 0.19 m deep by its joint limits, its rates scaled to 0 step after step)."""
+        last = None if self.contact is None else self.contact.last
+        return last is not None and len(last.contacts) > 0 and \
+            float(last.contacts.depth.max()) > self.contact.stabilize_depth
 
     def onto_closures(self, q):
         """(q, the largest closure error (m/rad)): q back onto the loop closures (``closure_solve.project``), or as
