@@ -60,6 +60,9 @@ SPACES = ("auto", "dense", "sparse")
 # a tree-by-tree projection ends when no contact is short of its target by more than this × slop: the pushed-out
 # contacts then end within 1.25 slop (Gauss–Seidel's last digits, 200 sweeps in a settling pile, move nothing visible)
 PROJECTION_FEASIBLE = 0.25
+# the end-of-step projection is formed on the contacts this many trees (contact to contact) from a deep one, and again
+# on them all when it moved a tree beyond (``ContactHandler._sparse_projection``)
+PROJECTION_HOPS = 3
 
 
 @dataclass
@@ -294,9 +297,12 @@ class ContactHandler:
         for projections in range(2):
             if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
                 break
-            space = (ContactSpace(self.model, q_new, contacts, self._method(contacts), self.threads, None, None, self.ws)
-                     if self._dense(contacts) else self._sparse_space(q_new, contacts, None, None))
-            dq = self._projection(space, contacts.depth)
+            if self._dense(contacts):
+                space = ContactSpace(self.model, q_new, contacts, self._method(contacts), self.threads, None, None,
+                                     self.ws)
+                dq = self._projection(space, contacts.depth)
+            else:
+                dq = self._sparse_projection(q_new, contacts)
             q_new = integrate(self.model, q_new, dq, 1.0)
             if projections == 0:
                 contacts = self._detect_moved(q_new, contacts, dq)
@@ -340,6 +346,49 @@ class ContactHandler:
         other = contacts.other_bodies()
         kept = ~moved[contacts.body] & ~((other >= 0) & moved[np.maximum(other, 0)])
         return Contacts.concatenate([contacts.select(kept), fresh])
+
+    def _sparse_projection(self, q, contacts: Contacts) -> np.ndarray:
+        """``_projection``'s Δq (nv,) on the tree-by-tree space, formed only on the contacts within
+        ``PROJECTION_HOPS`` trees of a deep one (a pile's end-of-step contacts are thousands, its deep ones a few).
+        The projection's Gauss–Seidel passes over the contacts none of whose trees moved (``skip_settled``) and
+        starts from Δq = 0, where every contact that is not deep already holds: the contacts left out change
+        nothing as long as none of their trees moves, which is checked — else the projection is made again on
+        them all. Same Δq either way."""
+        sub = None if self.closure_rows is not None else self._near_deep(contacts)
+        if sub is not None and not sub.all():
+            dq = self._projection(self._sparse_space(q, contacts.select(sub), None, None), contacts.depth[sub])
+            moved_tree = np.zeros(len(self.trees.dof_start) - 1, bool)
+            moved_tree[self._dof_tree[np.flatnonzero(dq)]] = True
+            ta, tb = self._contact_trees(contacts)
+            left = ~sub
+            if not (moved_tree[ta[left]].any() or moved_tree[tb[left & (tb >= 0)]].any()):
+                return dq
+        return self._projection(self._sparse_space(q, contacts, None, None), contacts.depth)
+
+    def _contact_trees(self, contacts: Contacts):
+        """(trees of the contacts' bodies (k,), of their other bodies (k,), −1 for a static collider)."""
+        other = contacts.other_bodies()
+        tree = self.trees.tree_of
+        return tree[contacts.body], np.where(other >= 0, tree[np.maximum(other, 0)], -1)
+
+    def _near_deep(self, contacts: Contacts) -> np.ndarray:
+        """(k,) bool: the contacts on a tree at most ``PROJECTION_HOPS`` contacts away from a tree with a contact
+        deeper than ``stabilize_depth`` (trees without dofs carry nothing along)."""
+        ta, tb = self._contact_trees(contacts)
+        paired = tb >= 0
+        tb0 = np.maximum(tb, 0)
+        movable = self.trees.dof_start[1:] > self.trees.dof_start[:-1]
+        region = np.zeros(len(movable), bool)
+        deep = contacts.depth > self.stabilize_depth
+        region[ta[deep]] = True
+        region[tb[deep & paired]] = True
+        for _ in range(PROJECTION_HOPS):
+            region &= movable
+            near = region[ta] | (paired & region[tb0])
+            region[ta[near]] = True
+            region[tb[near & paired]] = True
+        region &= movable
+        return region[ta] | (paired & region[tb0])
 
     def _projection(self, space, depth) -> np.ndarray:
         """Δq = W J_nᵀ δ (nv,), δ ≥ 0 with J_n Δq ≥ depth − slop where a contact is deeper than ``stabilize_depth``
