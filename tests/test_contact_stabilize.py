@@ -62,3 +62,42 @@ def test_projection_passing_over_settled_contacts_equals_full_sweeps(landed_pile
     assert abs(sweeps_skip - sweeps_full) <= 1
     with pytest.raises(ValueError, match="without friction"):
         space.solve(np.zeros(nv), target, np.full(k, 0.5), np.zeros(3 * k), skip_settled=True)
+
+
+@pytest.fixture(scope="module")
+def settled_pile():
+    """A pile of 64 boxes a second after its drop, most of them on others."""
+    sim = engine.Simulator(box_pile(64), "pcg", dt=1 / 48)
+    sim.step(48)
+    R, p = link_poses(sim.model, sim.state.q)
+    return sim, R.copy(), p.copy()
+
+
+@pytest.mark.parametrize("hops", [0, 1, 3])
+def test_projection_on_the_contacts_near_deep_ones_equals_the_projection_on_all(settled_pile, monkeypatch, hops):
+    """The end-of-step projection formed on the contacts within a few trees of a deep one (the others held, re-solved
+    on all of them when it moved a tree beyond) gives the projection on all the contacts."""
+    import engine.contact.handler as handler
+
+    sim, R, p = settled_pile
+    h = sim.contact
+    contacts = h.detector.detect(R, p)
+    depth = np.minimum(contacts.depth, 0.5 * h.stabilize_depth)
+    other = contacts.other_bodies()
+    paired = np.flatnonzero(other >= 0)
+    degree = np.bincount(np.concatenate([contacts.body[paired], other[paired]]), minlength=sim.model.n_bodies)
+    deep = paired[[np.argmax(degree[contacts.body[paired]] + degree[other[paired]])]]  # a box-on-box contact 3 mm deep
+    depth[deep] = 3e-3
+    contacts = type(contacts)(*(depth if f == "depth" else getattr(contacts, f) for f in contacts._fields))
+    full = h._projection(h._sparse_space(sim.state.q, contacts, None, None), contacts.depth)
+    assert np.abs(full).max() > 1e-3
+    monkeypatch.setattr(handler, "PROJECTION_HOPS", hops)
+    near = h._near_deep(contacts)
+    assert near[deep].all() and not near.all()
+    solves = []
+    original = h._projection
+    monkeypatch.setattr(h, "_projection", lambda space, d: solves.append(len(d)) or original(space, d))
+    dq = h._sparse_projection(sim.state.q, contacts)
+    np.testing.assert_array_equal(dq, full)
+    assert solves[0] == near.sum() and len(solves) in (1, 2)
+    assert hops < 3 or len(solves) == 1  # the default reaches far enough here (0 or 1 trees: re-solved on all)
