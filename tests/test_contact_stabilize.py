@@ -13,13 +13,18 @@ from engine.contact.sparse_space import SparseContactSpace
 from engine.scenes.collisions import box_pile
 
 
+def _pile_after(n, steps):
+    """(simulator, link rotations, link positions) of a pile of n boxes after ``steps`` steps of 1/48 s."""
+    sim = engine.Simulator(box_pile(n), "pcg", dt=1 / 48)
+    sim.step(steps)
+    R, p = link_poses(sim.model, sim.state.q)
+    return sim, R.copy(), p.copy()
+
+
 @pytest.fixture(scope="module")
 def landed_pile():
     """A pile of 27 boxes a third of a second after its drop: boxes on the floor, on each other and in the air."""
-    sim = engine.Simulator(box_pile(27), "pcg", dt=1 / 48)
-    sim.step(16)
-    R, p = link_poses(sim.model, sim.state.q)
-    return sim, R.copy(), p.copy()
+    return _pile_after(27, 16)
 
 
 def _by_key(c):
@@ -67,10 +72,7 @@ def test_projection_passing_over_settled_contacts_equals_full_sweeps(landed_pile
 @pytest.fixture(scope="module")
 def settled_pile():
     """A pile of 64 boxes a second after its drop, most of them on others."""
-    sim = engine.Simulator(box_pile(64), "pcg", dt=1 / 48)
-    sim.step(48)
-    R, p = link_poses(sim.model, sim.state.q)
-    return sim, R.copy(), p.copy()
+    return _pile_after(64, 48)
 
 
 @pytest.mark.parametrize("hops", [0, 1, 3])
