@@ -90,7 +90,8 @@ def test_point_rows_read_off_the_inverse_are_j_minv(tree):
     for threads in (1, 2):
         Minv, W, _ = minv_and_point_rows(model, q, contacts.body.astype(np.int64), contacts.other_bodies(), F,
                                          threads=threads)
-        assert rel_err(W.T, expected) < 1e-12 and rel_err(Minv, engine.minv(model, q)) < 1e-14
+        # 1e-13, not 1e-14: on two threads the inverse's sums run in another order (1.06e-14 seen)
+        assert rel_err(W.T, expected) < 1e-12 and rel_err(Minv, engine.minv(model, q)) < 1e-13
 
 
 @settings(max_examples=60, deadline=None)
