@@ -15,6 +15,7 @@ from .._jit import kernel
 
 FACE_A, FACE_B, EDGES, SEPARATED = 0, 1, 2, 3
 FACE_PREFERENCE = 5e-4  # m: an edge axis must overlap this much less (and 5 % less) than the best face's to win
+FACE_TIE = 1e-6  # ``narrowphase.feature_manifold`` takes B's face as the reference within this of A's alignment
 
 
 @kernel(refcounts=False)
@@ -93,3 +94,37 @@ def box_edge(h, R, p, axis, d, a, b):
     for c in range(3):
         b[c] = a[c] + h[axis] * R[c, axis]
         a[c] -= h[axis] * R[c, axis]
+
+
+@kernel(inline="llvm", refcounts=False)
+def _overlap_along(ha, RA, pA, hb, RB, pB, ux, uy, uz):
+    """How far the boxes' extents overlap along the unit direction u from B to A: B's support in u less A's in −u
+    (m; < 0: a gap along u)."""
+    ra = 0.0
+    rb = 0.0
+    for k in range(3):
+        ra += ha[k] * abs(ux * RA[0, k] + uy * RA[1, k] + uz * RA[2, k])
+        rb += hb[k] * abs(ux * RB[0, k] + uy * RB[1, k] + uz * RB[2, k])
+    return ra + rb - ((pA[0] - pB[0]) * ux + (pA[1] - pB[1]) * uy + (pA[2] - pB[2]) * uz)
+
+
+@kernel(refcounts=False)
+def box_pair_depth_bound(ha, RA, pA, hb, RB, pB, normal, reference_cos):
+    """A bound (m) on every depth the narrow phase reports for these boxes' cores, without their manifold: the
+    least overlap of ``box_box_sat`` (or minus the gap it proves), and the overlap along any face axis a manifold
+    may measure depths along — a face within the reference tie (``FACE_TIE``) of the least-overlap face, or
+    within ``reference_cos`` of an edge axis (every clipped point lies in the other box's reference face's prism,
+    so its depth along that face's normal is at most the overlap there). normal (3,): scratch."""
+    kind, index, depth = box_box_sat(ha, RA, pA, hb, RB, pB, normal)
+    if kind == SEPARATED:
+        return depth
+    cut = reference_cos if kind == EDGES else 1.0 - 2.0 * FACE_TIE
+    bound = depth
+    for side in range(2):
+        R = RA if side == 0 else RB
+        for k in range(3):
+            a = R[0, k] * normal[0] + R[1, k] * normal[1] + R[2, k] * normal[2]
+            if abs(a) >= cut:
+                s = 1.0 if a > 0.0 else -1.0
+                bound = max(bound, _overlap_along(ha, RA, pA, hb, RB, pB, s * R[0, k], s * R[1, k], s * R[2, k]))
+    return bound

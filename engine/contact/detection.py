@@ -16,13 +16,14 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import kernel
+from .box_box import box_pair_depth_bound
 from .broadphase import BVH_STACK, bvh_query, pair_sweep, shape_boxes, shape_poses, shape_sweeps, sweep_and_prune
-from .convex import RIM_POINTS
+from .convex import FACE_COS, RIM_POINTS, support
 from .gjk import gjk_work
-from .manifold import add_candidate, manifold_work, reduce_manifold
+from .manifold import REFERENCE_COS, add_candidate, manifold_work, reduce_manifold
 from .narrowphase import MAX_FRICTION, combine, contact_out, convex_pair, emit, plane_pair, triangle_pair
 from .shapes import Contacts
-from ..geometry import MAX_HULL_VERTICES
+from ..geometry import BOX, MAX_HULL_VERTICES
 
 KEY_SHIFT_A, KEY_SHIFT_B = 40, 16  # key = shape << 40 | other element << 16 | manifold code
 
@@ -174,6 +175,52 @@ def find_contacts(S, T, Rw, pw, Rw1, pw1, lo, hi, sweep, pairs, npairs, margin, 
             flush(dw, na, mw, out, b, S.friction[i], S.restitution[i], T)
 
 
+@kernel(refcounts=False)
+def depth_bounds(S, T, Rw, pw, key, normal, out, scratch):
+    """out (k,) ← for each contact found before (its key and normal (k, 3)), a bound on the depth the narrow phase
+    can report for its pair with the shapes at Rw, pw (m; inf: none known, for a pair kind not covered): two
+    boxes, ``box_pair_depth_bound``; a shape on a plane, its exact depth; a shape on a mesh triangle whose contact
+    had the triangle's face normal, the overlap along that normal (GJK/EPA's depth is the least overlap, and a
+    manifold measures along the triangle's face or one of the shape's faces within the face tolerance). The
+    contacts of one pair are consecutive: its bound is computed once. scratch (3, 3)."""
+    m = S.kind.shape[0]
+    P = T.plane_n.shape[0]
+    element = (1 << (KEY_SHIFT_A - KEY_SHIFT_B)) - 1
+    u, a, tmp = scratch[0], scratch[1], scratch[2]
+    previous, bound = -1, np.inf
+    for c in range(key.shape[0]):
+        pair = key[c] >> KEY_SHIFT_B
+        if pair == previous:
+            out[c] = bound
+            continue
+        previous, bound = pair, np.inf
+        i, e = key[c] >> KEY_SHIFT_A, pair & element
+        vi = S.hverts[S.vstart[i]:S.vstart[i] + S.vcount[i]]
+        if e < m:
+            if S.kind[i] == BOX and S.kind[e] == BOX:
+                bound = box_pair_depth_bound(S.dims[i], Rw[i], pw[i], S.dims[e], Rw[e], pw[e], u,
+                                             REFERENCE_COS) + S.rho[i] + S.rho[e]
+        elif e < m + P:
+            q = e - m
+            for r in range(3):
+                u[r] = -T.plane_n[q, r]
+            support(S.kind[i], S.dims[i], vi, Rw[i], pw[i], u, a, tmp)
+            bound = T.plane_d[q] + u[0] * a[0] + u[1] * a[1] + u[2] * a[2] + S.rho[i]
+        else:
+            t = e - m - P
+            along = normal[c, 0] * T.tri_n[t, 0] + normal[c, 1] * T.tri_n[t, 1] + normal[c, 2] * T.tri_n[t, 2]
+            if abs(along) >= FACE_COS:
+                s = -1.0 if along > 0.0 else 1.0
+                for r in range(3):
+                    u[r] = s * T.tri_n[t, r]  # (into the triangle)
+                support(S.kind[i], S.dims[i], vi, Rw[i], pw[i], u, a, tmp)
+                top = -np.inf
+                for v in range(3):
+                    top = max(top, -(u[0] * T.tri_v[t, v, 0] + u[1] * T.tri_v[t, v, 1] + u[2] * T.tri_v[t, v, 2]))
+                bound = top + u[0] * a[0] + u[1] * a[1] + u[2] * a[2] + S.rho[i] + T.rho[T.tri_collider[t]]
+        out[c] = bound
+
+
 class CollisionDetector:
     """Contacts among the shapes of a model's bodies and a scene's static colliders.
 
@@ -220,6 +267,17 @@ class CollisionDetector:
         shape_sweeps(S, self._Rw, self._pw, self._Rw1, self._pw1, moved)
         mine = S.body >= 0
         np.maximum.at(out, S.body[mine], moved[mine])
+        return out
+
+    def depth_bounds(self, contacts: Contacts, R_link, p_link) -> np.ndarray:
+        """(k,) for each of ``contacts`` (found by this detector), a bound on the depth its pair can have at link
+        poses R_link, p_link (``depth_bounds``; m, inf where none is known)."""
+        out = np.full(len(contacts), np.inf)
+        if len(contacts) == 0:
+            return out
+        shape_poses(self.shapes, np.ascontiguousarray(R_link), np.ascontiguousarray(p_link), self._Rw1, self._pw1)
+        depth_bounds(self.shapes, self.static, self._Rw1, self._pw1, np.ascontiguousarray(contacts.feature),
+                     np.ascontiguousarray(contacts.normal, dtype=float), out, np.zeros((3, 3)))
         return out
 
     def farthest_move(self, R0, p0, R1, p1) -> float:

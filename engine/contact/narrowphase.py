@@ -26,7 +26,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..geometry import BOX, CAPSULE, CONE, CYLINDER, SPHERE
-from .box_box import EDGES, SEPARATED, box_box_sat, box_edge
+from .box_box import EDGES, FACE_TIE, SEPARATED, box_box_sat, box_edge
 from .convex import FACE_COS, TRIANGLE, core_points, support, support_feature
 from .gjk import gjk_epa
 from .manifold import (CODE_EXACT, CODE_GJK, REFERENCE_COS, add_candidate, face_manifold, reduce_manifold)
@@ -218,7 +218,7 @@ def feature_manifold(mw, count, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, R
     align_a = -(mw.na[0] * normal[0] + mw.na[1] * normal[1] + mw.na[2] * normal[2]) if face_a else -2.0
     align_b = (mw.nb[0] * normal[0] + mw.nb[1] * normal[1] + mw.nb[2] * normal[2]) if face_b else -2.0
     if max(align_a, align_b) >= REFERENCE_COS:
-        if align_b >= align_a - 1e-6:  # (B's face on a tie: the same reference, and keys, step after step)
+        if align_b >= align_a - FACE_TIE:  # (B's face on a tie: the same reference, and keys, step after step)
             return face_manifold(mw, count, mw.fb, cb, mw.nb, mw.fa, ca, rho_b, rho_a, False, threshold)
         return face_manifold(mw, count, mw.fa, ca, mw.na, mw.fb, cb, rho_a, rho_b, True, threshold)
     if ca == 2 and cb == 2 and count == 0:  # e.g. a capsule lying along a cylinder's side

@@ -81,6 +81,17 @@ class Contacts(NamedTuple):
         """(k,) int64: the second body of each contact, −1 for the ground or a static collider."""
         return np.full(len(self), -1, np.int64) if self.other is None else np.asarray(self.other, np.int64)
 
+    def involves(self, flags) -> np.ndarray:
+        """(k,) bool: the contacts with a flagged body (flags (n,) bool) on either side."""
+        other = self.other_bodies()
+        return flags[self.body] | ((other >= 0) & flags[np.maximum(other, 0)])
+
+    def flag_bodies(self, flags, which) -> None:
+        """Flag (flags (n,) bool, in place) both bodies of the contacts picked by which ((k,) bool)."""
+        other = self.other_bodies()
+        flags[self.body[which]] = True
+        flags[other[which & (other >= 0)]] = True
+
     @staticmethod
     def empty() -> "Contacts":
         return Contacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0, np.int64),
