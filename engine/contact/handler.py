@@ -289,11 +289,10 @@ class ContactHandler:
         t0 = time.perf_counter()
         R1, p1 = link_poses(self.model, q_new, ws=self.ws)
         R1, p1 = R1.copy(), p1.copy()
-        looked_at = self._suspects(R1, p1)
-        if looked_at is None:
+        contacts = self._end_contacts(R1, p1)
+        if contacts is None:
             self.seconds["stabilize"] += time.perf_counter() - t0
             return q_new
-        contacts = self.detector.detect(R1, p1, bodies=looked_at)
         for projections in range(2):
             if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
                 break
@@ -309,28 +308,38 @@ class ContactHandler:
         self.seconds["stabilize"] += time.perf_counter() - t0
         return q_new
 
-    def _suspects(self, R1, p1) -> np.ndarray | None:
-        """(n,) bool: the bodies to look at for contacts deeper than ``stabilize_depth`` at the step's end (link poses
-        R1, p1), with their neighbours; None when there is none. Every pair the step could close was found at its
-        start (its threshold: margin plus its free motion); a pair's depth at the end is at most its depth then plus
-        the two bodies' moves (``body_moves``), and at most the bound of its shapes at their end poses
-        (``CollisionDetector.depth_bounds``: the same bound, of the boxes of a settling pile, without its narrow
-        phase and without the moves — a box resting 0.9 mm deep that moved 0.2 mm is not a suspect). A body whose end
-        strays from where the free velocity would have taken it by half the margin or more may reach a pair not
-        found, and is looked at too."""
+    def _end_contacts(self, R1, p1) -> Contacts | None:
+        """The contacts at the step's end (link poses R1, p1) for its projection; None when none can be deeper than
+        ``stabilize_depth``. The suspects' (``_suspects``) are detected; the other bodies' are the step's start
+        contacts with their depth bound in place of the depth (none beyond ``stabilize_depth``: the projection only
+        holds them, a touching one pushed no deeper, a gap closed by at most its bound's gap, less than its own) — the
+        narrow phase of a pile runs on the few bodies that may be deep, not on their neighbours too."""
+        suspect, bound = self._suspects(R1, p1)
+        if suspect is None:
+            return None
+        held = ~self._found.involves(suspect)
+        kept = self._found.select(held)
+        kept = Contacts(*(bound[held] if f == "depth" else getattr(kept, f) for f in Contacts._fields))
+        return Contacts.concatenate([kept, self.detector.detect(R1, p1, bodies=suspect)])
+
+    def _suspects(self, R1, p1):
+        """((n,) bool: the bodies that may have a contact deeper than ``stabilize_depth`` at the step's end (link poses
+        R1, p1), or None when there is none; (k,) a bound on each step-start contact's depth there). Every pair the
+        step could close was found at its start (its threshold: margin plus its free motion); a pair's depth at the end
+        is at most its depth then plus the two bodies' moves (``body_moves``), and at most the bound of its shapes at
+        their end poses (``CollisionDetector.depth_bounds``: the same bound, of the boxes of a settling pile, without
+        their narrow phase and without the moves — a box resting 0.9 mm deep that moved 0.2 mm is not a suspect). A
+        body whose end strays from where the free velocity would have taken it by half the margin or more may reach
+        a pair not found, and is a suspect too."""
         found, margin = self._found, self.detector.margin
         moved = self.detector.body_moves(*self._start, R1, p1)
         strayed = self.detector.body_moves(*self._free_end, R1, p1) >= 0.5 * margin
         other = found.other_bodies()
         grown = found.depth + moved[found.body] + np.where(other >= 0, moved[np.maximum(other, 0)], 0.0)
-        deep = np.minimum(grown, self.detector.depth_bounds(found, R1, p1)) > self.stabilize_depth
+        bound = np.minimum(grown, self.detector.depth_bounds(found, R1, p1))
         suspect = strayed.copy()
-        found.flag_bodies(suspect, deep)
-        if not suspect.any():
-            return None
-        looked_at = suspect.copy()
-        found.flag_bodies(looked_at, found.involves(suspect))
-        return looked_at
+        found.flag_bodies(suspect, bound > self.stabilize_depth)
+        return (suspect if suspect.any() else None), bound
 
     def _detect_moved(self, q, contacts: Contacts, dq) -> Contacts:
         """The contacts at q after a projection Δq (nv,) from the configuration of ``contacts``: those of the
@@ -349,18 +358,31 @@ class ContactHandler:
         ``PROJECTION_HOPS`` trees of a deep one (a pile's end-of-step contacts are thousands, its deep ones a few).
         The projection's Gauss–Seidel passes over the contacts none of whose trees moved (``skip_settled``) and
         starts from Δq = 0, where every contact that is not deep already holds: the contacts left out change
-        nothing as long as none of their trees moves, which is checked — else the projection is made again on
-        them all. Same Δq either way."""
-        sub = None if self.closure_rows is not None else self._near_deep(contacts)
-        if sub is not None and not sub.all():
-            dq = self._projection(self._sparse_space(q, contacts.select(sub), None, None), contacts.depth[sub])
-            moved_tree = np.zeros(len(self.trees.dof_start) - 1, bool)
-            moved_tree[self._dof_tree[np.flatnonzero(dq)]] = True
-            ta, tb = self._contact_trees(contacts)
-            left = ~sub
-            if not (moved_tree[ta[left]].any() or moved_tree[tb[left & (tb >= 0)]].any()):
+        nothing as long as none of their trees moves, which is checked — where it moved a tree with a contact left
+        out, the projection is made again on the contacts within ``PROJECTION_HOPS`` trees of a deep one or of a
+        tree it moved (one articulated pass for all: same q). Same Δq as on them all."""
+        if self.closure_rows is not None:
+            return self._projection(self._sparse_space(q, contacts, None, None), contacts.depth)
+        ta, tb = self._contact_trees(contacts)
+        paired = tb >= 0
+        seed = np.zeros(len(self.trees.dof_start) - 1, bool)
+        deep = contacts.depth > self.stabilize_depth
+        seed[ta[deep]] = True
+        seed[tb[deep & paired]] = True
+        space = None
+        while True:
+            sub = self._near(contacts, seed)
+            part = contacts.select(sub)
+            space = self._sparse_space(q, part, None, None, space)
+            dq = self._projection(space, part.depth)
+            if sub.all():
                 return dq
-        return self._projection(self._sparse_space(q, contacts, None, None), contacts.depth)
+            moved = np.zeros(len(seed), bool)
+            moved[self._dof_tree[np.flatnonzero(dq)]] = True
+            left = ~sub
+            if not (moved[ta[left]].any() or moved[tb[left & paired]].any()):
+                return dq
+            seed |= moved
 
     def _contact_trees(self, contacts: Contacts):
         """(trees of the contacts' bodies (k,), of their other bodies (k,), −1 for a static collider)."""
@@ -370,15 +392,22 @@ class ContactHandler:
 
     def _near_deep(self, contacts: Contacts) -> np.ndarray:
         """(k,) bool: the contacts on a tree at most ``PROJECTION_HOPS`` contacts away from a tree with a contact
-        deeper than ``stabilize_depth`` (trees without dofs carry nothing along)."""
+        deeper than ``stabilize_depth``."""
+        ta, tb = self._contact_trees(contacts)
+        seed = np.zeros(len(self.trees.dof_start) - 1, bool)
+        deep = contacts.depth > self.stabilize_depth
+        seed[ta[deep]] = True
+        seed[tb[deep & (tb >= 0)]] = True
+        return self._near(contacts, seed)
+
+    def _near(self, contacts: Contacts, seed) -> np.ndarray:
+        """(k,) bool: the contacts on a tree at most ``PROJECTION_HOPS`` contacts away from a seed tree ((R,) bool;
+        trees without dofs carry nothing along)."""
         ta, tb = self._contact_trees(contacts)
         paired = tb >= 0
         tb0 = np.maximum(tb, 0)
         movable = self.trees.dof_start[1:] > self.trees.dof_start[:-1]
-        region = np.zeros(len(movable), bool)
-        deep = contacts.depth > self.stabilize_depth
-        region[ta[deep]] = True
-        region[tb[deep & paired]] = True
+        region = seed.copy()
         for _ in range(PROJECTION_HOPS):
             region &= movable
             near = region[ta] | (paired & region[tb0])
@@ -403,12 +432,16 @@ class ContactHandler:
                                tol=1e-3 * self.slop, feasible=PROJECTION_FEASIBLE * self.slop, skip_settled=True)
         return dq
 
-    def _sparse_space(self, q, contacts, inertia, joint_diag) -> SparseContactSpace:
-        """The tree-by-tree contact problem at q, its responses restricted to the closures when there are any."""
+    def _sparse_space(self, q, contacts, inertia, joint_diag, like=None) -> SparseContactSpace:
+        """The tree-by-tree contact problem at q, its responses restricted to the closures when there are any;
+        ``like``: a space at the same q and metric whose articulated pass serves (``SparseContactSpace.on``)."""
         F = np.empty((len(contacts), 3, 6))  # (compiled: numpy's cross products and temporaries took ~2.5 ms a step at 500 boxes)
         contact_point_maps(np.ascontiguousarray(contacts.point, dtype=float),
                            np.ascontiguousarray(contacts.normal, dtype=float), F)
-        space = SparseContactSpace(self.model, self.trees, q, contacts, F, inertia, joint_diag, self.ws)
+        if like is not None:
+            space = like.on(contacts, F)
+        else:
+            space = SparseContactSpace(self.model, self.trees, q, contacts, F, inertia, joint_diag, self.ws)
         if self.closure_rows is not None:
             project_onto_closures(space, self.closure_rows(q, self.ws), self.ws.X0_E, self.ws.X0_r)
         return space

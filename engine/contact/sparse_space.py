@@ -413,18 +413,30 @@ class SparseContactSpace:
         prepare_minv(model.tree, np.ascontiguousarray(q, dtype=float), ws, self._s_w, self._U_w,
                      None if inertia is None else np.ascontiguousarray(inertia, dtype=float),
                      None if joint_diag is None else np.ascontiguousarray(joint_diag, dtype=float))
+        self._Dinv = ws.Dinv
+        self.rows = self._rows(contacts, F)
+
+    def on(self, contacts, F) -> "SparseContactSpace":
+        """The same q and metric for other contacts (F their point maps): the O(n) articulated pass not made again.
+        The workspace's D⁻¹ is shared: valid until the next pass on it."""
+        other = object.__new__(SparseContactSpace)
+        other.model, other.trees, other.ws = self.model, self.trees, self.ws
+        other._s_w, other._U_w, other._Dinv = self._s_w, self._U_w, self._Dinv
+        other.rows = other._rows(contacts, F)
+        return other
+
+    def _rows(self, contacts, F) -> SparseRows:
         k = len(contacts)
         body = np.ascontiguousarray(contacts.body, dtype=np.int64)
         other = np.ascontiguousarray(contacts.other_bodies(), dtype=np.int64)
         block_start = np.zeros(k + 1, np.int64)
         block_tree = np.zeros(2 * k, np.int64)
         offset = np.zeros(2 * k, np.int64)
-        size = _block_layout(trees, body, other, block_start, block_tree, offset)
+        size = _block_layout(self.trees, body, other, block_start, block_tree, offset)
         J, W, Acc = np.zeros(size), np.zeros(size), np.zeros((k, 3, 3))
-        self._Dinv = ws.Dinv
-        fill_sparse_rows(model.tree, trees, self._s_w, self._U_w, ws.Dinv, body, other, F, block_start, block_tree,
-                         offset, J, W, Acc)
-        self.rows = SparseRows(block_start, block_tree, offset, J, W, Acc)
+        fill_sparse_rows(self.model.tree, self.trees, self._s_w, self._U_w, self._Dinv, body, other, F, block_start,
+                         block_tree, offset, J, W, Acc)
+        return SparseRows(block_start, block_tree, offset, J, W, Acc)
 
     def velocity(self, v) -> np.ndarray:
         r = self.rows
