@@ -267,3 +267,39 @@ def test_a_shape_refused_by_name_never_reaches_the_narrow_phase():
     with pytest.raises(ModelError, match="shape A: convex hull of 4 vertices is flat"):
         pair_distance({"type": "convex", "vertices": [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0)]}, np.eye(4),
                       {"type": "sphere", "radius": 1.0}, np.eye(4))
+
+
+def test_a_box_over_a_triangle_face_is_gjk_and_epa_without_iterations():
+    """``box_face_distance`` (the closed form of a box whose deepest point is over a mesh triangle's face) gives
+    GJK/EPA's distance, normal and points wherever it answers, on boxes turned at random over and into a
+    triangle, apart and overlapping; near the triangle's edges it leaves them to GJK/EPA."""
+    from engine.contact.convex import TRIANGLE
+    from engine.contact.gjk import gjk_epa, gjk_work
+    from engine.contact.narrowphase import box_face_distance
+    from engine.geometry import BOX
+
+    rng = np.random.default_rng(11)
+    tri = np.array([[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [-1.0, 1.0, 0.0]]) @ rotation(rng).T + rng.normal(size=3)
+    tn = np.cross(tri[1] - tri[0], tri[2] - tri[0])
+    tn /= np.linalg.norm(tn)
+    work, answered = gjk_work(), {"apart": 0, "overlapping": 0, "left": 0}
+    for _ in range(400):
+        h, R = rng.uniform(0.05, 0.3, size=3), rotation(rng)
+        w = rng.dirichlet(np.ones(3))
+        foot = w @ tri
+        reach = np.abs(R.T @ tn) @ h
+        p = foot + tn * (reach + rng.uniform(-0.04, 0.03)) * rng.choice([-1.0, 1.0])
+        got = [np.zeros(3) for _ in range(3)]
+        d = box_face_distance(h, R, p, tri, tn, *got)
+        if np.isnan(d):
+            answered["left"] += 1
+            continue
+        want = [np.zeros(3) for _ in range(3)]
+        d_ref = gjk_epa(BOX, h, np.zeros((0, 3)), R, p, TRIANGLE, np.zeros(3), tri, np.eye(3), np.zeros(3), work, *want)
+        answered["apart" if d >= 0 else "overlapping"] += 1
+        assert d == pytest.approx(d_ref, abs=1e-9)
+        np.testing.assert_allclose(got[0], want[0], atol=1e-7)  # the normal
+        if abs(np.linalg.norm(got[1] - got[2]) - abs(d)) > 1e-9:
+            raise AssertionError("a and b are not |distance| apart along the normal")
+        assert np.dot(got[1] - got[2], got[0]) == pytest.approx(d, abs=1e-9)
+    assert min(answered.values()) > 20, answered
