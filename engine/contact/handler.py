@@ -193,6 +193,7 @@ class ContactHandler:
         self.bounce_restitution = 0.0
         # link poses at the step's start and where the free velocity would take them, the contacts found there
         self._start = self._free_end = None
+        self._end = self._strayed = None  # the step's end poses and each body's stray there (``_suspects``)
         self._found = Contacts.empty()
         self.last: ContactStep | None = None
         self.seconds = {"detect": 0.0, "space": 0.0, "pgs": 0.0, "stabilize": 0.0}  # accumulated per stage
@@ -333,7 +334,8 @@ class ContactHandler:
         a pair not found, and is a suspect too."""
         found, margin = self._found, self.detector.margin
         moved = self.detector.body_moves(*self._start, R1, p1)
-        strayed = self.detector.body_moves(*self._free_end, R1, p1) >= 0.5 * margin
+        self._end, self._strayed = (R1, p1), self.detector.body_moves(*self._free_end, R1, p1)
+        strayed = self._strayed >= 0.5 * margin
         other = found.other_bodies()
         grown = found.depth + moved[found.body] + np.where(other >= 0, moved[np.maximum(other, 0)], 0.0)
         bound = np.minimum(grown, self.detector.depth_bounds(found, R1, p1))
@@ -342,16 +344,28 @@ class ContactHandler:
         return (suspect if suspect.any() else None), bound
 
     def _detect_moved(self, q, contacts: Contacts, dq) -> Contacts:
-        """The contacts at q after a projection Δq (nv,) from the configuration of ``contacts``: those of the
-        trees Δq moved detected afresh, the others' kept (nothing of theirs moved)."""
+        """The contacts at q after a projection Δq (nv,) from the step's end: those of the trees Δq moved with their
+        depth bound at q (``depth_bounds``), detected afresh on the bodies where that is beyond ``stabilize_depth``
+        or that strayed so far, with Δq's move, that they may reach a pair not found (``_suspects``); the others'
+        kept (nothing of theirs moved)."""
         moved_tree = np.zeros(len(self.trees.dof_start) - 1, bool)
         moved_tree[self._dof_tree[np.flatnonzero(dq)]] = True
         moved = moved_tree[self.trees.tree_of]
         if not moved.any():
             return contacts
         R, p = link_poses(self.model, q, ws=self.ws)
-        fresh = self.detector.detect(R.copy(), p.copy(), bodies=moved)
-        return Contacts.concatenate([contacts.select(~contacts.involves(moved)), fresh])
+        R, p = R.copy(), p.copy()
+        mine = contacts.involves(moved)
+        depth = contacts.depth.copy()
+        depth[mine] = self.detector.depth_bounds(contacts.select(mine), R, p)
+        contacts = Contacts(*(depth if f == "depth" else getattr(contacts, f) for f in Contacts._fields))
+        fresh = self._strayed + self.detector.body_moves(*self._end, R, p) >= 0.5 * self.detector.margin
+        contacts.flag_bodies(fresh, depth > self.stabilize_depth)
+        fresh &= moved
+        if not fresh.any():
+            return contacts
+        return Contacts.concatenate([contacts.select(~contacts.involves(fresh)),
+                                     self.detector.detect(R, p, bodies=fresh)])
 
     def _sparse_projection(self, q, contacts: Contacts) -> np.ndarray:
         """``_projection``'s Δq (nv,) on the tree-by-tree space, formed only on the contacts within
