@@ -303,3 +303,27 @@ def test_a_box_over_a_triangle_face_is_gjk_and_epa_without_iterations():
             raise AssertionError("a and b are not |distance| apart along the normal")
         assert np.dot(got[1] - got[2], got[0]) == pytest.approx(d, abs=1e-9)
     assert min(answered.values()) > 20, answered
+
+
+def test_a_box_just_touching_a_mesh_triangle_is_pushed_to_its_own_side():
+    """A pose from a 500-box pile (a box resting across the seam of two floor triangles) where EPA returns the
+    floor's normal pointing down, through the floor, 4e-9 m deep: the manifold then measured the box's top face,
+    0.2 m "deep", and the box hopped 15 mm. The narrow phase turns such a face normal to the box's side."""
+    from engine.contact.detection import detect_work
+    from engine.contact.gjk import gjk_work
+    from engine.contact.manifold import manifold_work
+    from engine.contact.narrowphase import triangle_pair
+    from engine.geometry import BOX
+
+    R = np.array([[0.5259713642001738, -9.483084272565723e-06, 0.850502277452259],
+                  [0.8505022774270758, -7.683178298689697e-06, -0.5259713642702675],
+                  [1.1522391413276711e-05, 0.99999999992552, 4.024252999723643e-06]])
+    p = np.array([-0.8401974619171209, -0.04558706906310695, 0.10000050116167775])
+    tri = np.array([[-1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    mw, dw = manifold_work(), detect_work(1)
+    nofaces = (np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    count = triangle_pair(mw, gjk_work(), BOX, np.full(3, 0.1), np.zeros((0, 3)), nofaces, R, p, 0.0, tri,
+                          np.array([0.0, 0.0, 1.0]), np.zeros(3, np.bool_), 0.0, 0.0, dw.normal, dw.a, dw.b, dw.eye,
+                          dw.zero, dw.zero, nofaces)
+    assert count > 0
+    assert np.all(mw.normal[:count, 2] > 0.999) and mw.depth[:count].max() < 1e-5

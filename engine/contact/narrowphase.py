@@ -398,6 +398,14 @@ def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, 
         dist = gjk_epa(kA, dA, vA, RA, pA, TRIANGLE, zdims, tri, eye, zero, wk, normal, a, b)
     if dist - rho_a - rho_t > threshold + 1e-9:
         return 0
+    along = normal[0] * tn[0] + normal[1] * tn[1] + normal[2] * tn[2]
+    if kA == BOX and abs(along) >= FACE_COS:
+        # EPA on a box just touching a triangle can return the face normal pointing through the triangle (seen at
+        # −4e-9 m: a 0.2 m "depth" from the box's far face); the shorter way out is to the centre's side
+        side = tn[0] * (pA[0] - tri[0, 0]) + tn[1] * (pA[1] - tri[0, 1]) + tn[2] * (pA[2] - tri[0, 2])
+        if along * side < 0.0:
+            for c in range(3):
+                normal[c] = -normal[c]
     # where on the triangle is b: an edge or vertex that is not sharp takes the face normal
     e1x, e1y, e1z = tri[1, 0] - tri[0, 0], tri[1, 1] - tri[0, 1], tri[1, 2] - tri[0, 2]
     e2x, e2y, e2z = tri[2, 0] - tri[0, 0], tri[2, 1] - tri[0, 1], tri[2, 2] - tri[0, 2]
