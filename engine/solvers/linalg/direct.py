@@ -261,8 +261,9 @@ class DirectSolver:
     pattern is reused until ``factor`` is given a matrix with another pattern.
 
     backends: "auto" (the installed ones of ``AUTO_BACKENDS``, the fastest chosen by timing them on the first
-    matrix of a pattern, once per process: ``_CHOSEN``), a name of ``BACKENDS``, or a tuple of names to choose from (the uninstalled ones dropped; e.g. ``("ldl",
-    "lapack")`` runs without the optional libraries). perm: the LDLᵀ backend's ordering (n,) (default: natural).
+    matrix of a pattern, once per process: ``_CHOSEN``), a name of ``BACKENDS``, or a tuple of names to choose
+    from (the uninstalled ones dropped; e.g. ``("ldl", "lapack")`` runs without the optional libraries).
+    perm: the LDLᵀ backend's ordering (n,) (default: natural).
     """
 
     def __init__(self, backends="auto", *, perm=None):
