@@ -329,12 +329,12 @@ def test_fifty_segment_centipede_walks_forward_stably_for_five_seconds():
 
 
 def test_closest_segment_points_match_a_brute_force_search():
-    from engine.contact.pairs import closest_segment_points
+    from engine.contact.narrowphase import closest_segment_params
     rng = np.random.default_rng(5)
     p1, q1, p2, q2 = (rng.normal(size=(200, 3)) for _ in range(4))
     q1[:20] = p1[:20]  # spheres (degenerate segments) on either side
     q2[10:30] = p2[10:30]
-    s, t = closest_segment_points(p1, q1, p2, q2)
+    s, t = np.array([closest_segment_params(p1[k], q1[k], p2[k], q2[k]) for k in range(200)]).T
     grid = np.linspace(0.0, 1.0, 401)
     for k in range(200):
         a = p1[k] + grid[:, None] * (q1[k] - p1[k])

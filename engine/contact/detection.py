@@ -330,10 +330,11 @@ class CollisionDetector:
 def pair_distance(shape_a: dict, pose_a, shape_b: dict, pose_b):
     """Signed distance (m; < 0: penetration depth) between two convex shape dicts placed by 4 × 4 world poses
     (their ``center``/``rotation`` taken within those frames), by the narrow phase's own GJK/EPA on the cores
-    less the rounding radii; returns (distance, unit normal (3,) from B to A, point on A (3,), point on B (3,))."""
+    less the rounding radii (``narrowphase.core_distance``); returns (distance, unit normal (3,) from B to A,
+    point on A (3,), point on B (3,))."""
     from ..geometry import parse_shape
     from .colliders import shape_arrays
-    from .gjk import gjk_epa
+    from .narrowphase import core_distance
 
     rows = []
     for k, (shape, pose) in enumerate(((shape_a, pose_a), (shape_b, pose_b))):
@@ -344,6 +345,6 @@ def pair_distance(shape_a: dict, pose_a, shape_b: dict, pose_b):
     p = np.array([T[:3, :3] @ S.local_p[k] + T[:3, 3] for k, (_, _, T) in enumerate(rows)])
     verts = [S.hverts[S.vstart[k]:S.vstart[k] + S.vcount[k]] for k in range(2)]
     normal, a, b = np.zeros(3), np.zeros(3), np.zeros(3)
-    d = gjk_epa(S.kind[0], S.dims[0], verts[0], R[0], p[0], S.kind[1], S.dims[1], verts[1], R[1], p[1], gjk_work(),
-                normal, a, b)
+    d = core_distance(S.kind[0], S.dims[0], verts[0], R[0], p[0], S.kind[1], S.dims[1], verts[1], R[1], p[1],
+                      gjk_work(), normal, a, b)
     return d - S.rho[0] - S.rho[1], normal, a - S.rho[0] * normal, b + S.rho[1] * normal

@@ -20,7 +20,9 @@ where many faces of the polytope are coplanar) sees it by round-off, and a horiz
 the polytope inside out (issue #30: depths that depended on the order of the pair). A polytope pair
 converges exactly; a curved core to ε after enough expansions (``EPA_VERTICES``), except where a whole
 ring of directions is (nearly) equally deep — a sphere centred in a cylinder —, whose polygon of at
-most ``EPA_VERTICES`` vertices leaves the depth short by about r(1 − cos(π/k)) (measured 1.4e-4 m).
+most ``EPA_VERTICES`` vertices leaves the depth short by about r(1 − cos(π/k)) (measured 1.4e-4 m); the narrow
+phase gives a sphere's centre inside a box, cylinder or cone its depth in closed form instead
+(``narrowphase.core_distance``).
 
 Signed distance convention: ``gjk_epa`` returns d > 0 (apart) or −p (overlapping) of the *cores*;
 the narrow phase subtracts the rounding radii.

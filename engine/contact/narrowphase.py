@@ -5,7 +5,8 @@ Per pair kind:
 * sphere/capsule with sphere/capsule — the closest points of their segments (Ericson §5.1.9), exact;
   two points when two capsules lie parallel;
 * box with box — the separating-axis test when they overlap (``box_box``), GJK when apart;
-* any other convex pair — GJK on the cores, EPA when they overlap (``gjk``);
+* any other convex pair — GJK on the cores, EPA when they overlap (``gjk``); a sphere's centre inside a box,
+  cylinder or cone core: its depth in closed form (``point_inside``);
 * a shape on a plane — every vertex of its core closer than the threshold, and the exact lowest point
   of a curved one;
 * a shape on a static mesh triangle — GJK/EPA with the triangle as the second core (a box whose deepest point
@@ -32,6 +33,7 @@ from .box_box import EDGES, FACE_TIE, SEPARATED, box_box_sat, box_edge
 from .convex import FACE_COS, TRIANGLE, core_points, support, support_feature
 from .gjk import gjk_epa
 from .manifold import (CODE_EXACT, CODE_GJK, REFERENCE_COS, add_candidate, face_manifold, reduce_manifold)
+from .point_inside import point_depth
 
 MAX_FRICTION = 10.0  # Bullet clamps the combined friction to this
 
@@ -245,6 +247,25 @@ def add_closest(mw, count, dist, normal, a, b, rho_a, rho_b, threshold, only_if_
 
 
 @kernel(refcounts=False)
+def core_distance(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b):
+    """``gjk_epa``'s signed distance of the two cores (normal from B to A, closest points a, b), but for a sphere's
+    centre inside a box, cylinder or cone core: its depth in closed form (``point_inside``; EPA's is approximate)."""
+    depth = -1.0
+    if kA == SPHERE:
+        depth = point_depth(kB, dB, RB, pB, pA, normal, b)
+        if depth > 0.0:
+            for c in range(3):
+                a[c] = pA[c]
+    elif kB == SPHERE:
+        depth = point_depth(kA, dA, RA, pA, pB, normal, a)
+        if depth > 0.0:
+            for c in range(3):
+                normal[c] = -normal[c]
+                b[c] = pB[c]
+    return -depth if depth > 0.0 else gjk_epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b)
+
+
+@kernel(refcounts=False)
 def convex_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, threshold, normal, a, b):
     """Candidates for two convex shapes (see the module docstring); returns the count."""
     if (kA == SPHERE or kA == CAPSULE) and (kB == SPHERE or kB == CAPSULE):
@@ -277,7 +298,7 @@ def convex_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, r
                 for c in range(3):
                     b[c] = a[c] + depth * normal[c]
             return add_closest(mw, 0, -depth, normal, a, b, rho_a, rho_b, threshold, False)
-    dist = gjk_epa(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b)
+    dist = core_distance(kA, dA, vA, RA, pA, kB, dB, vB, RB, pB, wk, normal, a, b)
     if dist - rho_a - rho_b > threshold:
         return 0
     count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, kB, dB, vB, fB, RB, pB, rho_b, normal, threshold)

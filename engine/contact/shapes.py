@@ -1,21 +1,10 @@
-"""Contact shapes on bodies, the ground plane, and ground contact detection.
+"""The contact vocabulary: ``Contacts`` (what a detection finds), the ground plane, which bodies collide.
 
-A body collides when its ``shape=`` dict (``ModelBuilder.add_body``) is one of
-
-* ``{"type": "sphere", "radius": r}``
-* ``{"type": "box", "size": (sx, sy, sz)}``  (full edge lengths)
-* ``{"type": "capsule", "radius": r, "length": L, "axis": (0, 1, 0)}``  (L between the cap centres)
-
-each optionally with ``"center"`` (3,) in the link frame (default: the body's
-centre of mass), ``"rotation"`` (3, 3) of the shape axes in the link frame,
-``"friction"`` (≥ 0, overrides the ground's) and ``"collide": False`` for a
-shape that is only drawn. Sizes are metres.
-
-Detection against the plane n·x = h is exact and cheap: a sphere touches at
-its lowest point, a capsule at the lower of its two cap spheres (both when
-level), a box at its corners below the plane. Every candidate carries a
-*feature id* (corner or cap number) so a solver can warm-start a contact that
-persists from one step to the next.
+A body collides when its ``shape=`` dict (``ModelBuilder.add_body``; every kind and key in docs/contact.md,
+validated by ``geometry.parse_shape``) has no ``"collide": False``. The engine's detection is compiled
+(``detection.CollisionDetector``: every shape kind, the ground as a plane collider). ``ground_contacts`` is
+the plain numpy test of spheres, capsules and boxes against a plane (their lowest point, cap centres and
+corners), kept as an independent check of it in the tests.
 """
 from __future__ import annotations
 

@@ -41,7 +41,9 @@ counts those).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import threading
 import time
 import weakref
 
@@ -57,6 +59,12 @@ TUNE_ROUNDS = 5  # interleaved timing rounds (at least) when choosing the backen
 TUNE_BUDGET = 0.15  # s: more rounds (up to 12 × TUNE_ROUNDS) while they fit
 PARDISO_THREADS = 1  # like every engine kernel (see _PardisoFactor)
 LAPACK_MAX_N = 2500  # dense n × n doubles: 50 MB at this size; above it, dense Cholesky is slower than sparse
+# The backend each pattern was tuned to in this process, by (candidates, pattern, ordering): every later solver of that
+# pattern takes it untimed. The backends agree only to round-off, so without this two Simulators of one scene could
+# time differently (a loaded machine, another thread) and step to different bits; it also spares each new Simulator
+# the tuning (up to TUNE_BUDGET s). The lock lets one thread tune while the others wait for its choice.
+_CHOSEN: dict = {}
+_CHOOSING = threading.Lock()
 
 
 def available_backends(backends=BACKENDS) -> tuple:
@@ -253,9 +261,9 @@ class DirectSolver:
     pattern is reused until ``factor`` is given a matrix with another pattern.
 
     backends: "auto" (the installed ones of ``AUTO_BACKENDS``, the fastest chosen by timing them on the first
-    matrix), a name
-    of ``BACKENDS``, or a tuple of names to choose from (the uninstalled ones dropped; e.g. ``("ldl",
-    "lapack")`` runs without the optional libraries). perm: the LDLᵀ backend's ordering (n,) (default: natural).
+    matrix of a pattern, once per process: ``_CHOSEN``), a name of ``BACKENDS``, or a tuple of names to choose
+    from (the uninstalled ones dropped; e.g. ``("ldl", "lapack")`` runs without the optional libraries).
+    perm: the LDLᵀ backend's ordering (n,) (default: natural).
     """
 
     def __init__(self, backends="auto", *, perm=None):
@@ -268,6 +276,7 @@ class DirectSolver:
         self.tuning = {}  # backend → seconds of one factor + solve on the first matrix
         self.analyses = 0  # symbolic analyses run (one per pattern, per backend timed)
         self.fallbacks = 0  # factorizations handed to the LDLᵀ (a Cholesky backend met an indefinite matrix)
+        self.reused_choice = False  # the backend was chosen by an earlier solver of this pattern (``_CHOSEN``)
         self._pattern = None  # (indptr, indices) of the analysed pattern
         self._factor = None
         self._ldl_fallback = None
@@ -278,7 +287,10 @@ class DirectSolver:
         if self.backend is None:
             return f"not factored yet (candidates: {', '.join(self.candidates)})"
         timed = ", ".join(f"{k} {1e3 * v:.3g} ms" for k, v in sorted(self.tuning.items(), key=lambda kv: kv[1]))
-        return f"{self.backend}" + (f" (factor + solve on the first matrix: {timed})" if len(self.tuning) > 1 else "")
+        if len(self.tuning) <= 1:
+            return f"{self.backend}"
+        when = "chosen earlier in this process for this pattern" if self.reused_choice else "on the first matrix"
+        return f"{self.backend} (factor + solve {when}: {timed})"
 
     def factor(self, A) -> None:
         """Numeric factorization of A (CSC, symmetric, the full pattern with sorted row indices); analyses A's
@@ -334,7 +346,16 @@ class DirectSolver:
             self._factor = make_backend(names[0], A, self.perm)
             self.analyses += 1
         else:
-            self._factor = self._fastest(names, A)
+            key = _pattern_key(names, A, self.perm)
+            with _CHOOSING:
+                chosen = _CHOSEN.get(key)
+                if chosen is None:
+                    self._factor = self._fastest(names, A)
+                    _CHOSEN[key] = (self._factor.name, dict(self.tuning))
+            if chosen is not None:
+                self._factor = make_backend(chosen[0], A, self.perm)
+                self.tuning, self.reused_choice = dict(chosen[1]), True
+                self.analyses += 1
         self.backend = self._factor.name
         self._pattern = (A.indptr, A.indices)
 
@@ -382,3 +403,11 @@ class DirectSolver:
                 best[name] = min(best[name], one_call(built[name]))
         self.tuning = {**first, **best}
         return built[min(best, key=best.get)]
+
+
+def _pattern_key(names, A, perm) -> tuple:
+    """What a tuning is remembered by: the candidates, the size and a digest of the pattern and the LDLᵀ ordering."""
+    digest = hashlib.blake2b(digest_size=16)
+    for arr in (A.indptr, A.indices) + (() if perm is None else (np.asarray(perm),)):
+        digest.update(np.ascontiguousarray(arr).tobytes())
+    return tuple(names), A.shape[0], digest.hexdigest()
