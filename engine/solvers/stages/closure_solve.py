@@ -55,18 +55,25 @@ def constraint_inverse(S, proximal: float = PROXIMAL, eigen=None):
     planar chain, where λ is not unique but Gᵀλ is) are left out, as by a pseudo-inverse. proximal=0: the
     pseudo-inverse. eigen: S's ``np.linalg.eigh`` when the caller has it."""
     w, V = np.linalg.eigh(S) if eigen is None else eigen
-    top = max(w.max(initial=0.0), 1e-300)
-    keep = w > 1e-12 * top
-    return (V[:, keep] / (w[keep] + proximal * top)) @ V[:, keep].T
+    top, k = _spectrum(w)
+    if k:  # (a copy, as a boolean mask takes: the product's operands keep their layout, and its bits)
+        w, V = w[k:], V[:, k:].copy()
+    return (V / (w + proximal * top)) @ V.T
 
 
 def nearly_straight(eigen) -> bool:
     """Whether S = G W Gᵀ, by its ``eigh``, has a direction it barely sees (relative eigenvalue in
     [1e-12, ILL_CONDITIONED)): a loop pulled (nearly) straight, where a sag of d moves the closure by ~d²."""
     w = eigen[0]
-    top = max(w.max(initial=0.0), 1e-300)
-    kept = w[w > 1e-12 * top]
-    return bool(len(kept)) and float(kept.min()) < ILL_CONDITIONED * top
+    top, k = _spectrum(w)
+    return k < len(w) and float(w[k]) < ILL_CONDITIONED * top
+
+
+def _spectrum(w):
+    """(top, k) of eigenvalues w in ascending order (``eigh``'s): top the largest (at least 1e-300), w[k:] those above
+    1e-12 of it — the ones kept. Read off the order: no reductions or masks of a few µs each, twice a step."""
+    top = max(float(w[-1]), 0.0, 1e-300) if len(w) else 1e-300
+    return top, int(np.searchsorted(w, 1e-12 * top, side="right"))
 
 
 class ClosureSolve:
