@@ -460,11 +460,12 @@ class RedMaxStepper:
             Y, Sinv = self._projection
             # each closure row's impulse over the stepper's dt (breakable closures): the solve's multiplier is its
             # force over h_solve (BDF2 solves over 2/3 of the step)
-            self.row_impulses = (Sinv @ (Y @ residual))[:len(self._closure_rows[1])] * (self.dt / h_solve)
+            impulse = Sinv @ (Y @ residual)
+            self.row_impulses = impulse[:len(self._closure_rows[1])] * (self.dt / h_solve)
             if gs is None:
                 break
             # their forces add tension to this solve (again, if they moved) and to the next step's
-            gs.record_closures(self.model, *self._closure_rows, Y, Sinv, residual, h_solve)
+            gs.record_closures(self.model, *self._closure_rows, Y, Sinv, residual, h_solve, impulse)
             if not self._closure_solve.forces_moved(used):
                 break
         smooth = qd_new
