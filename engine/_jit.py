@@ -320,6 +320,52 @@ def compiled_for(fn, args):
 _ENTRY_POINTS: dict = {}  # (kernel, argument keys) -> compiled entry point (compiled_for)
 
 
+class EntryPoints:
+    """The compiled entry points of the kernels one owner (a stepper, a stage) calls step after step:
+    ``entries(fn, *args)`` calls ``fn``'s entry point for these argument types, resolved at its first call
+    (``compiled_for``) and then called directly. numba's dispatcher types every argument of every call again:
+    ≈ 3–8 µs for the model's tree and a workspace (namedtuples of ~20 arrays), more than a small kernel's work,
+    and a bridge's step makes a dozen such calls.
+
+    One entry point per kernel and ``variant`` (a hashable the caller picks when it passes other types): the
+    caller must pass arguments of the same types on every call — its own buffers, arrays it allocated or made
+    contiguous float64 (``np.ascontiguousarray(x, float)``) of a fixed ndim. numba's entry point checks only
+    an array's item size; another layout or ndim would be read wrongly. ``ENGINE_CHECK_ENTRY_POINTS=1`` (the
+    tests) compares every call's argument types with the first call's and raises on a difference. Without
+    numba, or for a kernel ``compiled_for`` cannot resolve, the kernel itself is called."""
+
+    CHECK = os.environ.get("ENGINE_CHECK_ENTRY_POINTS", "").strip().lower() in ("1", "true", "yes", "on")
+
+    def __init__(self):
+        self._entries = {}  # (fn, variant) -> entry point
+        self._keys = {}  # (fn, variant) -> argument types of the first call (CHECK)
+
+    def __call__(self, fn, *args, variant=None):
+        entry = self._entries.get((fn, variant))
+        if entry is None:
+            entry = self._resolve(fn, args, variant)
+        elif self.CHECK:
+            self._check(fn, args, variant)
+        return entry(*args)
+
+    def _resolve(self, fn, args, variant):
+        entry = fn
+        if JIT_ENABLED and isinstance(fn, _numba.core.registry.CPUDispatcher) and not isinstance(fn, _KernelHelper):
+            try:
+                entry = compiled_for(fn, args)
+            except Exception:  # (a typing error) numba's dispatcher says it on the call, as without entry points
+                entry = fn
+        self._entries[(fn, variant)] = entry
+        if self.CHECK and JIT_ENABLED:
+            self._keys[(fn, variant)] = tuple(_type_key(a) for a in args)
+        return entry
+
+    def _check(self, fn, args, variant):
+        if JIT_ENABLED and tuple(_type_key(a) for a in args) != self._keys[(fn, variant)]:
+            raise TypeError(f"EntryPoints: {getattr(fn, '__name__', fn)} (variant {variant!r}) called with argument "
+                            "types other than its first call's")
+
+
 def _type_key(a):
     """A hashable key that determines numba's type of ``a``: equal keys, equal ``numba.typeof``. A plain
     ndarray of a simple dtype by dtype, ndim, contiguity (C and F flags: numba's layout), writeability

@@ -37,7 +37,7 @@ from ...algorithms.aba import articulated_inertia_pass
 from ...algorithms.kinematics import joint_pass, world_pass
 from ...integrators import integrate_kernel
 from ..linalg.block_jacobi import block_jacobi_solve_rows, pcg_solve
-from .loop_closures import constraint_jacobian, constraint_rows, contact_normal_rows, pressed_contacts
+from .loop_closures import constraint_jacobian, constraint_rows_kernel, contact_normal_rows, pressed_contacts
 
 PROXIMAL = 1e-10         # μ relative to the largest eigenvalue of G W Gᵀ
 ILL_CONDITIONED = 1e-4   # G P⁻¹ Gᵀ with an eigenvalue below this (relative) is a nearly straight loop
@@ -55,18 +55,25 @@ def constraint_inverse(S, proximal: float = PROXIMAL, eigen=None):
     planar chain, where λ is not unique but Gᵀλ is) are left out, as by a pseudo-inverse. proximal=0: the
     pseudo-inverse. eigen: S's ``np.linalg.eigh`` when the caller has it."""
     w, V = np.linalg.eigh(S) if eigen is None else eigen
-    top = max(w.max(initial=0.0), 1e-300)
-    keep = w > 1e-12 * top
-    return (V[:, keep] / (w[keep] + proximal * top)) @ V[:, keep].T
+    top, k = _spectrum(w)
+    if k:  # (a copy, as a boolean mask takes: the product's operands keep their layout, and its bits)
+        w, V = w[k:], V[:, k:].copy()
+    return (V / (w + proximal * top)) @ V.T
 
 
 def nearly_straight(eigen) -> bool:
     """Whether S = G W Gᵀ, by its ``eigh``, has a direction it barely sees (relative eigenvalue in
     [1e-12, ILL_CONDITIONED)): a loop pulled (nearly) straight, where a sag of d moves the closure by ~d²."""
     w = eigen[0]
-    top = max(w.max(initial=0.0), 1e-300)
-    kept = w[w > 1e-12 * top]
-    return bool(len(kept)) and float(kept.min()) < ILL_CONDITIONED * top
+    top, k = _spectrum(w)
+    return k < len(w) and float(w[k]) < ILL_CONDITIONED * top
+
+
+def _spectrum(w):
+    """(top, k) of eigenvalues w in ascending order (``eigh``'s): top the largest (at least 1e-300), w[k:] those above
+    1e-12 of it — the ones kept. Read off the order: no reductions or masks of a few µs each, twice a step."""
+    top = max(float(w[-1]), 0.0, 1e-300) if len(w) else 1e-300
+    return top, int(np.searchsorted(w, 1e-12 * top, side="right"))
 
 
 class ClosureSolve:
@@ -80,16 +87,18 @@ class ClosureSolve:
         self._Y_guess = None
         self._Sinv_start = None  # (G P⁻¹ Gᵀ + μ)⁻¹ of the step's rows at its start
         self.straight = False  # the last solve's loop was nearly straight (``nearly_straight``)
+        self._n_rows = stepper._closures.n_rows
+        self._k = stepper.kernels  # the stepper's kernels' entry points (``_jit.EntryPoints``)
 
     # ----------------------------------------------------------- velocities
     def velocities(self, rhs, h):
         """q̇⁺ with G q̇⁺ = −C/h (h: the step the positions move by) from the stepper's evaluated system;
         returns (q̇⁺, (total iterations, most of one solve, solves))."""
-        s = self.s
+        s, k = self.s, self._k
         model, ws = s.model, s.ws
-        bodies, rows, C = constraint_rows(s._closures, ws)
+        bodies, rows, C = self._rows()
         G = np.empty((len(C), model.nv))
-        constraint_jacobian(model.tree, ws, bodies, rows, s._lnk[1], G)
+        k(constraint_jacobian, model.tree, ws, bodies, rows, s._lnk[1], G)
         s._closure_rows = (bodies, rows)
         target = -C / h
         dofs, rates = s._presc_rows
@@ -98,9 +107,9 @@ class ClosureSolve:
             target = np.concatenate([target, rates])
         s._fixed_rows = G
         if s.linear_solver != "pcg":  # P also serves as the post-stabilization metric
-            articulated_inertia_pass(model.tree, ws, s.A, s._r)
+            k(articulated_inertia_pass, model.tree, ws, s.A, s._r)
         Y = np.empty_like(G)
-        block_jacobi_solve_rows(model.tree, ws, G, Y)
+        k(block_jacobi_solve_rows, model.tree, ws, G, Y)
         S = G @ Y.T
         eigen = np.linalg.eigh(S)
         self.straight = nearly_straight(eigen)
@@ -189,11 +198,11 @@ class ClosureSolve:
         step's target −C/h fed that back as energy (docs/redmax.md, *Loop closures*). What the held contacts
         leave of C the next step's velocity target takes, where contact is unilateral."""
         s = self.s
-        model, ws = s.model, s.ws
+        model = s.model
         Y, _ = s._projection
         Sinv = self._Sinv_start
         bodies, rows, C = self._errors(q)
-        held = pressed_contacts(s.contact.last, ws) if s.contact is not None else None
+        held = pressed_contacts(s.contact.last, s.ws) if s.contact is not None else None
         error = float(np.abs(C).max()) if len(C) else 0.0
         fresh = held is not None  # the step's own G has no contact rows: built at every iterate
         for _ in range(MAX_PROJECTIONS):
@@ -205,7 +214,8 @@ class ClosureSolve:
             alpha = 1.0
             for _ in range(6):
                 q_try = q.copy()
-                integrate_kernel(model.joint_type, model.q_start, model.v_start, q_try, direction, alpha, q_try)
+                self._k(integrate_kernel, model.joint_type, model.q_start, model.v_start, q_try, direction, alpha,
+                        q_try)
                 b_try, r_try, C_try = self._errors(q_try)
                 e_try = float(np.abs(C_try).max())
                 if e_try < error:
@@ -225,29 +235,37 @@ class ClosureSolve:
         """(Y = (P⁻¹Gᵀ)ᵀ, (G P⁻¹ Gᵀ + μ)⁻¹) at the kinematics in the workspace: G the closures' rows (bodies, rows),
         the prescribed joints' and the held contacts' normal rows (``pressed_contacts``; None: none), in that
         order."""
-        s = self.s
+        s, k = self.s, self._k
         model, ws = s.model, s.ws
-        articulated_inertia_pass(model.tree, ws, s.A, s._r)  # P at q (A holds body-fixed blocks)
+        k(articulated_inertia_pass, model.tree, ws, s.A, s._r)  # P at q (A holds body-fixed blocks)
         parts = [np.empty((len(rows), model.nv))]
-        constraint_jacobian(model.tree, ws, bodies, rows, s._lnk[1], parts[0])
+        k(constraint_jacobian, model.tree, ws, bodies, rows, s._lnk[1], parts[0])
         if len(s._presc_rows[0]):
             parts.append(s.prescribed.unit_rows(s._presc_rows[0]))
         if held is not None:
             contact_bodies, contact_rows = contact_normal_rows(held, ws)
             parts.append(np.empty((len(contact_rows), model.nv)))
-            constraint_jacobian(model.tree, ws, contact_bodies, contact_rows, s._lnk[1], parts[-1])
+            k(constraint_jacobian, model.tree, ws, contact_bodies, np.ascontiguousarray(contact_rows, float), s._lnk[1],
+              parts[-1])
         G = np.vstack(parts) if len(parts) > 1 else parts[0]
         Y = np.empty_like(G)
-        block_jacobi_solve_rows(model.tree, ws, G, Y)
+        k(block_jacobi_solve_rows, model.tree, ws, G, Y)
         return Y, constraint_inverse(G @ Y.T)
 
     def _errors(self, q):
         """(bodies, rows, C) of the closures at q, after the kinematics passes at q into the workspace; C ends with
         the prescribed joints' errors when the step has any (their rows come last in G)."""
-        s = self.s
-        joint_pass(s.model.tree, q, s.ws)
-        world_pass(s.model.tree, s.ws)
-        bodies, rows, C = constraint_rows(s._closures, s.ws)
+        s, k = self.s, self._k
+        k(joint_pass, s.model.tree, np.ascontiguousarray(q, float), s.ws)
+        k(world_pass, s.model.tree, s.ws)
+        bodies, rows, C = self._rows()
         if len(s._presc_rows[0]):
             C = np.concatenate([C, s.prescribed.errors(q, s._presc_end)[1]])
         return bodies, rows, C
+
+    def _rows(self):
+        """``loop_closures.constraint_rows`` at the link poses in the workspace, through the entry points."""
+        l, ws = self._n_rows, self.s.ws
+        row_bodies, rows, errs = np.empty((l, 2), np.int64), np.empty((l, 12)), np.empty(l)
+        self._k(constraint_rows_kernel, *self.s._closures, ws.X0_E, ws.X0_r, row_bodies, rows, errs)
+        return row_bodies, rows, errs

@@ -247,6 +247,9 @@ def add_tension_blocks(T, scale, A):
                 A[i, a, b] += scale * P[a, b]
 
 
+_SIX = np.arange(6)
+
+
 class JointGeometricStiffness:
     """Scratch and one call per step: ``add(model, wrench, h, A)`` adds h² K⁺ to the body blocks A."""
 
@@ -262,18 +265,22 @@ class JointGeometricStiffness:
         self._com = np.ascontiguousarray(model.body_com, float)
         self._gravity = np.ascontiguousarray(model.gravity, float)
 
-    def record_closures(self, model, row_bodies, rows, Y, Sinv, residual, h):
+    def record_closures(self, model, row_bodies, rows, Y, Sinv, residual, h, impulse=None):
         """Keep the loop-closure forces of the step just solved for the next step's tension.
 
         residual = M̃ q̇⁺ − f̃ = Gᵀ μ, the constraint impulse in joint space (G (l, nv) the rows'
         J-transposes); with Y = (P⁻¹Gᵀ)ᵀ and Sinv = (G P⁻¹ Gᵀ)⁺ of the step, μ = Sinv Y residual
-        (redundant rows are fine: Gᵀμ is what counts); the force on each row's bodies is rows_k μ_k / h."""
-        mu = (Sinv @ (Y @ residual) / h)[:len(rows)]  # (rows after the closures', e.g. prescribed joints, apply no wrench)
-        w = np.zeros((model.n_bodies, 6))
-        for side in (0, 1):
-            on = row_bodies[:, side] >= 0
-            np.add.at(w, row_bodies[on, side], rows[on, 6 * side:6 * side + 6] * mu[on, None])
-        self.closure_wrench = w
+        (redundant rows are fine: Gᵀμ is what counts; ``impulse``: Sinv Y residual when the caller has it);
+        the force on each row's bodies is rows_k μ_k / h."""
+        impulse = Sinv @ (Y @ residual) if impulse is None else impulse
+        mu = (impulse / h)[:len(rows)]  # (rows after the closures', e.g. prescribed joints, apply no wrench)
+        # Σ over each body's rows, the a sides' in row order, then the b sides': one bincount adds them in that
+        # order, as np.add.at side by side did (the same bits, a tenth of the time)
+        bodies = row_bodies.T  # (2, l)
+        on = bodies >= 0
+        parts = (rows.reshape(-1, 2, 6) * mu[:, None, None]).transpose(1, 0, 2)[on]
+        index = bodies[on][:, None] * 6 + _SIX
+        self.closure_wrench = np.bincount(index.ravel(), parts.ravel(), 6 * model.n_bodies).reshape(-1, 6)
 
     def add(self, model, wrench, h, A, ws=None):
         """A (n, 6, 6) += h² Π(sym M_l) on each angular block; needs the step's joint_pass/world_pass

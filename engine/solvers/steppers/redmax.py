@@ -45,7 +45,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from ..._jit import compiled_for
+from ..._jit import EntryPoints, compiled_for
 from ...algorithms._flat import FlatModel
 from ...algorithms.aba import articulated_inertia_pass
 from ...algorithms.kinematics import joint_pass, world_pass
@@ -138,6 +138,7 @@ class RedMaxStepper:
         self.direct_backends = direct_backends  # DirectSolver's backends= ("auto": the fastest installed)
         self.direct_solver = None  # built with the structural pattern
         self.stats = StepStats()
+        self.kernels = EntryPoints()  # the per-step kernels' compiled entry points (``_jit.EntryPoints``)
         self.contact = contact_stage(scene, self.dt, contact)  # v⁺ = contact.apply(q, v*, metric) (ground contact)
         if self.contact is not None and len(self._closures.n_rot):
             self.contact.closure_rows = self._closure_rows_at  # contact impulses keep the closures' velocities
@@ -271,10 +272,10 @@ class RedMaxStepper:
     # ------------------------------------------------------------- solves
     def _prepare_solver(self, reduced_diag, articulated_done=False):
         model, ws = self.model, self.ws
-        self._r = reduced_diag
+        self._r = reduced_diag = _floats(reduced_diag)  # (the entry points' type: contiguous float64)
         if self.linear_solver == "pcg":
             if not articulated_done:
-                articulated_inertia_pass(model.tree, ws, self.A, reduced_diag)
+                self.kernels(articulated_inertia_pass, model.tree, ws, self.A, reduced_diag)
             self._solve = self._pcg
         else:
             Mt = self.assemble_dense() if self.linear_solver == "dense" else None
@@ -287,21 +288,19 @@ class RedMaxStepper:
 
     def _pcg(self, b, x0, constraints=None):
         """PCG from x0; ``constraints`` = (G, Y, Sinv) makes it projected CG (x0 must be feasible)."""
-        ws, tree = self.ws, self.model.tree
-        x = x0.copy()
-        r, z, p, Ap = self._vec
-        y, w = self._lnk
+        x = np.array(x0, dtype=float)  # (a copy; contiguous float64 arrays, as the entry point reads them)
         G, Y, Sinv = constraints if constraints is not None else (self._no_rows, self._no_rows, np.zeros((0, 0)))
-        its = pcg_solve(tree, ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r, b, x, self.tol,
-                        self.max_iter, r, z, p, Ap, y, w, G, Y, Sinv, np.empty(G.shape[0]))
+        its = self.kernels(pcg_solve, self.model.tree, self.ws, self.A, self.pairs[0], self.pairs[1], self.coupling,
+                           self._r, _floats(b), x, self.tol, self.max_iter, *self._vec, *self._lnk, _floats(G),
+                           _floats(Y), _floats(Sinv), np.empty(G.shape[0]))
         return x, its
 
     def system_product(self, x):
         """M̃ x for the current step's system (after evaluate + _prepare_solver)."""
         out = np.empty(self.model.nv)
         y, w = self._lnk
-        system_product(self.model.tree, self.ws, self.A, self.pairs[0], self.pairs[1], self.coupling, self._r,
-                       np.ascontiguousarray(x, float), y, w, out)
+        self.kernels(system_product, self.model.tree, self.ws, self.A, self.pairs[0], self.pairs[1], self.coupling,
+                     self._r, _floats(x), y, w, out)
         return out
 
     def preconditioner_solve(self, x):
@@ -312,10 +311,10 @@ class RedMaxStepper:
     def assemble_dense(self):
         """M̃ (nv, nv) dense (Eq. 2.14)."""
         model = self.model
-        M = np.zeros((model.nv, model.nv))
-        composite_inertia_matrix(model.tree, self.ws, self.A, M, NO_VALUES, NO_POSITIONS)
-        add_pair_couplings(model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, M, NO_VALUES,
-                           NO_POSITIONS, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
+        M, k = np.zeros((model.nv, model.nv)), self.kernels
+        k(composite_inertia_matrix, model.tree, self.ws, self.A, M, NO_VALUES, NO_POSITIONS)
+        k(add_pair_couplings, model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, M, NO_VALUES,
+          NO_POSITIONS, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         M[np.diag_indices_from(M)] += self._r
         return M
 
@@ -377,11 +376,11 @@ class RedMaxStepper:
         """M̃'s values on the structural pattern (CSC order), assembled without a dense matrix."""
         model = self.model
         self._structural_pattern()
-        v = self._values
+        v, k, no_matrix = self._values, self.kernels, NO_VALUES.reshape(0, 0)
         v[:] = 0.0
-        composite_inertia_matrix(model.tree, self.ws, self.A, NO_VALUES.reshape(0, 0), v, self._positions)
-        add_pair_couplings(model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, NO_VALUES.reshape(0, 0),
-                           v, self._positions, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
+        k(composite_inertia_matrix, model.tree, self.ws, self.A, no_matrix, v, self._positions)
+        k(add_pair_couplings, model.tree, self.ws, self.pairs[0], self.pairs[1], self.coupling, no_matrix, v,
+          self._positions, self._cols_idx, self._cols_vec, self._cols_idx_b, self._cols_vec_b)
         v[self._diag_positions] += self._r
         return v
 
@@ -461,11 +460,12 @@ class RedMaxStepper:
             Y, Sinv = self._projection
             # each closure row's impulse over the stepper's dt (breakable closures): the solve's multiplier is its
             # force over h_solve (BDF2 solves over 2/3 of the step)
-            self.row_impulses = (Sinv @ (Y @ residual))[:len(self._closure_rows[1])] * (self.dt / h_solve)
+            impulse = Sinv @ (Y @ residual)
+            self.row_impulses = impulse[:len(self._closure_rows[1])] * (self.dt / h_solve)
             if gs is None:
                 break
             # their forces add tension to this solve (again, if they moved) and to the next step's
-            gs.record_closures(self.model, *self._closure_rows, Y, Sinv, residual, h_solve)
+            gs.record_closures(self.model, *self._closure_rows, Y, Sinv, residual, h_solve, impulse)
             if not self._closure_solve.forces_moved(used):
                 break
         smooth = qd_new
