@@ -38,11 +38,12 @@ def test_a_grounded_character_comes_to_rest_and_stabilization_stops_projecting(n
         sim.step()
         depth.append(float(stage.detect(sim.state.q).depth.max(initial=0.0)))
         violation.append(limits.violation(sim.state.q))
-    late = slice(steps // 2, steps)
-    # main: the dog 144 mm deep at step 40, 2.3 mm at 150; a projection (and limits.within) every step
-    assert max(depth[steps // 5:]) < 2e-3
+    rest = slice(2 * steps // 3, steps)  # (the humanoid falls over until ~2 s)
+    # main 136e779: the dog 144 mm deep after 40 steps, 2.3 mm after 150, 139 mm at worst after 40; the humanoid
+    # 140, 0.7, 138 mm; both projected (and limits.within moved them back) on every step
+    assert max(depth[steps // 5:]) < 3e-3 and max(depth[rest]) < stage.stabilize_depth
     assert max(violation) < 5 * limits.slop
-    assert sum(projected[late]) <= 0.05 * (steps - steps // 2)
+    assert sum(projected[rest]) <= 0.05 * (steps - 2 * steps // 3)
 
 
 def test_the_joined_solve_meets_the_contact_and_limit_targets(monkeypatch):
@@ -61,10 +62,9 @@ def test_the_joined_solve_meets_the_contact_and_limit_targets(monkeypatch):
     u_free = space.velocity(v)
     target, _ = stage.normal_targets(contacts, u_free[0::3])
     coef, idx, gap, _, rate, _, arrival = limits.one_sided(q, v)
-    v_new, lam, _, held = velocities(limits, q, v, space, u_free, target, contacts.friction, np.zeros(3 * len(contacts)),
+    v_new, lam, _ = velocities(limits, q, v, space, u_free, target, contacts.friction, np.zeros(3 * len(contacts)),
                                20000, 1e-13, 1)
     u = space.velocity(v_new)
-    assert held
     assert np.all(lam[0::3] >= 0.0) and np.all(u[0::3] >= target - 1e-6)
     rows = limits.last_active
     rows = np.where(rows >= 0, rows, len(limits.dof) - 1 - rows)

@@ -226,8 +226,7 @@ class ContactHandler:
         """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
         the step's own M̃ as (link inertia blocks (n, 6, 6), joint diagonal (nv,)) (see ``space``),
         M when None. ``limits``: the stepper's joint-limit stage (``JointLimits``, ``joins_contact``), whose rows are
-        then solved with the contacts' on the dense space (``limits_joined`` True: they all hold, and its ``apply`` has
-        nothing left)."""
+        then solved with the contacts' on the dense space (``limits_joined`` True: its ``apply`` has nothing left)."""
         inertia, joint_diag = (None, None) if metric is None else metric
         self.limits_joined = False
         t0 = time.perf_counter()
@@ -254,8 +253,9 @@ class ContactHandler:
             u_free = space.velocity(v)
             target, speed = self.normal_targets(contacts, u_free[0::3], came_in)
             if joined:  # (a leg pushed out of the ground lifts the body instead of bending the joint past its bound)
-                v_new, lam, sweeps, self.limits_joined = limits.with_contacts(
-                    q, v, space, u_free, target, contacts.friction, lam0.reshape(-1), self.max_iter, self.tol)
+                v_new, lam, sweeps = limits.with_contacts(q, v, space, u_free, target, contacts.friction,
+                                                          lam0.reshape(-1), self.max_iter, self.tol)
+                self.limits_joined = True
             else:
                 lam, _, sweeps = solve_contacts(space.A, u_free, target, contacts.friction, lam0.reshape(-1),
                                                 max_iter=self.max_iter, tol=self.tol)

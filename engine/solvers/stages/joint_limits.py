@@ -323,7 +323,7 @@ class JointLimits:
         return self._closures is None and len(self.dof) > 0
 
     def with_contacts(self, q, v, space, u_free, target, mu, lam0, max_iter, tol):
-        """``limits_contact.velocities`` with this stage's Euler bend passes: (v⁺, contact impulses, sweeps, held)."""
+        """``limits_contact.velocities`` with this stage's Euler bend passes: (v⁺, contact impulses, sweeps)."""
         return limits_contact.velocities(self, q, v, space, u_free, target, mu, lam0, max_iter, tol,
                                          EULER_BEND_PASSES)
 

@@ -55,12 +55,15 @@ def _solve(space, L, u_c, rate, target_c, target_l, mu, lam_c, lam_l, max_iter, 
 
 
 def velocities(limits, q, v, space, u_free, target_c, mu, lam0, max_iter, tol, bend_passes):
-    """(v⁺ (nv,), contact impulses (3k,), sweeps, every bound held): the contact problem of ``space`` at q (free contact velocities
+    """(v⁺ (nv,), contact impulses (3k,), sweeps): the contact problem of ``space`` at q (free contact velocities
     u_free (3k,), normal targets target_c (k,), friction mu (k,), warm start lam0 (3k,)) and the joint limits'
     rows (``JointLimits.one_sided``: those near, and any v⁺ would pass) solved together from v* = v (nv,);
-    ``limits`` keeps its step's outcome as ``apply`` would (``JointLimits.record``). Not held: a row ends the step
-    past its bound by more than the limit stage's ``slop`` beyond its target (the contacts and bounds cannot all
-    hold, or the PGS stopped short), and the limit stage must still be applied."""
+    ``limits`` keeps its step's outcome as ``apply`` would (``JointLimits.record``), and its ``apply`` has nothing
+    left. At most ``JOINED_MAX_ITER`` sweeps, more (up to max_iter) while a bound would end past its target by more
+    than the limit stage's slop; contacts and bounds that cannot all hold (a Baumgarte push-out against a joint at
+    its bound, the body blocked) leave a bound short: no limit stage runs after this, which would push the limb back
+    into the ground (the fight this solve ends), and the step's end moves a joint past it by more than
+    ``LATE_SLOPS`` × slop back onto it (``JointLimits.within``)."""
     coef, idx, gap, finite, rate, near, arrival = limits.one_sided(q, v)
     euler = np.concatenate([limits._order, limits._order]) > 0
     bend = np.zeros_like(gap)
@@ -70,10 +73,18 @@ def velocities(limits, q, v, space, u_free, target_c, mu, lam0, max_iter, tol, b
             act = np.flatnonzero(near)
             L = limits._dense_rows(coef[act], idx[act])
             target_l = limits._targets(gap[act], rate[act], arrival[act], bend[act])
-            dv_c, dv_l, lam, r, sweeps = _solve(space, L, u_free, rate[act], target_c, target_l, mu, lam_c,
-                                                warm[act], max_iter, tol)
-            v_new = v + dv_c + dv_l
-            lam_c, warm[act] = lam[:len(u_free)], lam[r]
+            sweeps, cap = 0, min(max_iter, JOINED_MAX_ITER)
+            while True:  # at most JOINED_MAX_ITER sweeps, up to max_iter while a bound is short of its target
+                dv_c, dv_l, lam, r, done = _solve(space, L, u_free, rate[act], target_c, target_l, mu, lam_c,
+                                                  warm[act], cap, tol)
+                v_new = v + dv_c + dv_l
+                lam_c, warm[act] = lam[:len(u_free)], lam[r]
+                sweeps += done
+                short = target_l - (coef[act] * v_new[idx[act]]).sum(axis=1)
+                held = limits.dt * float(short.max(initial=0.0)) <= limits.slop
+                if held or done < cap or sweeps >= max_iter:
+                    break
+                cap = max_iter - sweeps
             passed = finite & ~near & (gap + bend + limits.dt * (coef * v_new[idx]).sum(axis=1) < 0.0)
             if not passed.any():
                 break
@@ -89,11 +100,7 @@ def velocities(limits, q, v, space, u_free, target_c, mu, lam0, max_iter, tol, b
     limits.last_sweeps = sweeps
     warm[~near] = 0.0
     limits.keep_impulses(warm)
-    # contacts and bounds that cannot all hold (a Baumgarte push-out against a joint at its bound with the body
-    # blocked) leave rows short of their targets: then the limit stage is applied after, as without contacts
-    short = target_l - (coef[act] * v_new[idx[act]]).sum(axis=1)
-    held = not len(act) or limits.dt * float(short.max()) <= limits.slop
-    return v_new, lam[:len(u_free)], sweeps, held
+    return v_new, lam[:len(u_free)], sweeps
 
 
 def positions(limits, q, space, target_c, max_iter, tol):
