@@ -1,4 +1,5 @@
-"""Joint limits as unilateral velocity constraints, applied after a step's velocity solve.
+"""Joint limits as unilateral velocity constraints, applied after a step's velocity solve (or, with contacts on one
+articulation, solved with them: ``limits_contact.py``).
 
 Every finite bound in ``model.joint_lower`` / ``joint_upper`` is one coordinate x of a joint:
 

@@ -480,7 +480,7 @@ class RedMaxStepper:
             not len(self._presc_rows[0]) else None
         if self.contact is not None:
             with _step_of(self.contact, h_move), _step_of(self._joined, h_move):
-                qd_new = self.contact.apply(q, qd_new, (self.A, self._r), self._joined)  # contact in the step's metric M̃
+                qd_new = self.contact.apply(q, qd_new, (self.A, self._r), self._joined)  # in the step's metric M̃
             if len(self._presc_rows[0]):  # contact may have pushed a prescribed joint: its rows again
                 W = minv(self.model, q, inertia=self.A, joint_diag=self._r, ws=self.servos.ws)
                 qd_new = project(qd_new, W, *self._presc_rows, fixed[:len(fixed) - len(self._presc_rows[0])])
