@@ -225,7 +225,7 @@ class ContactHandler:
     def apply(self, q, v, metric=None, limits=None) -> np.ndarray:
         """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
         the step's own M̃ as (link inertia blocks (n, 6, 6), joint diagonal (nv,)) (see ``space``),
-        M when None. ``limits``: the stepper's joint-limit stage (``JointLimits``, ``joins_contact``), whose rows are
+        M when None. ``limits``: the stepper's joint-limit stage (``JointLimits.for_contact``), whose rows are
         then solved with the contacts' on the dense space (``limits_joined`` True: its ``apply`` has nothing left)."""
         inertia, joint_diag = (None, None) if metric is None else metric
         self.limits_joined = False
@@ -291,7 +291,7 @@ class ContactHandler:
         Only the bodies that can have a deep contact are looked at (``_suspects``), with their neighbours (whose
         contacts hold what a projection pushes); none: nothing to do (a pile at rest). After a projection only the
         bodies it moved are detected again: the contacts among the others are those found before it, their poses
-        unchanged. ``limits`` (``JointLimits``, ``joins_contact``): on the dense space the projection keeps the
+        unchanged. ``limits`` (``JointLimits.for_contact``): on the dense space the projection keeps the
         joints inside their bounds too (``limits_contact.positions``), so ``JointLimits.within`` has no reason to undo
         it."""
         if not self._stepped:

@@ -318,10 +318,15 @@ class JointLimits:
         impact = (approach < -self.bounce_speed) & (gap <= self.slop)  # at the bound (speculation brought it there)
         return np.where(impact, np.maximum(target, -self.restitution * approach), target)
 
-    @property
-    def joins_contact(self) -> bool:
-        """The contact stage may solve this stage's rows with its own (``limits_contact.py``): no closures to keep."""
-        return self._closures is None and len(self.dof) > 0
+    def for_contact(self, held: bool):
+        """This stage when the contact stage may solve its rows with its own (``limits_contact.py``): no closures, no
+        held rows (``held``: the step has prescribed rows) to keep; else None."""
+        return self if self._closures is None and len(self.dof) > 0 and not held else None
+
+    def at_step_end(self, q, projected: bool):
+        """q after the contact stage's post-stabilization moved it (``projected``) or not: ``within`` the bounds, all
+        of them after a projection, else only those exceeded by more than ``LATE_SLOPS`` × slop."""
+        return self.within(q, beyond=0.0 if projected else LATE_SLOPS * self.slop)
 
     def with_contacts(self, q, v, space, u_free, target, mu, lam0, max_iter, tol):
         """``limits_contact.velocities`` with this stage's Euler bend passes: (v⁺, contact impulses, sweeps)."""

@@ -20,7 +20,7 @@ from ...model import State
 from ...stepper import StepStats
 from ..stages.energy_guard import make_energy_guard
 from ..stages.geometric_stiffness import parse_geometric_stiffness
-from ..stages.joint_limits import LATE_SLOPS, limit_stage
+from ..stages.joint_limits import limit_stage
 from ..stages.prescribed import PrescribedMotion, project
 from ..stages.servos import Servos
 
@@ -64,7 +64,7 @@ class ExplicitStepper:
         if self.servos:
             qd_new = self.servos.apply(q, qd_new, fixed=held)
         # without prescribed rows to hold, the contact stage solves the limits' rows with its own (limits_contact.py)
-        joined = self.limits if self.limits is not None and self.limits.joins_contact and held is None else None
+        joined = self.limits and self.limits.for_contact(held is not None)
         if self.contact is not None:
             qd_new = self.contact.apply(q, qd_new, None, joined)
             if W is not None:  # contact may have pushed a prescribed joint: its rows again
@@ -75,8 +75,7 @@ class ExplicitStepper:
         q_new = integrate(model, q, qd_new, h)
         if self.contact is not None:
             moved = self.contact.stabilize(q_new, joined)  # no contact deeper than the stage allows at the step's end
-            q_new = moved if self.limits is None else self.limits.within(  # nor past a bound (by more than the
-                moved, beyond=0.0 if moved is not q_new else LATE_SLOPS * self.limits.slop)  # stage's slop: not moved)
+            q_new = moved if self.limits is None else self.limits.at_step_end(moved, moved is not q_new)  # nor a bound
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         return State(q_new, qd_new, state.t + h)

@@ -52,7 +52,7 @@ from ...algorithms.kinematics import joint_pass, world_pass
 from ...algorithms.crba import NO_POSITIONS, NO_VALUES, composite_inertia_matrix
 from ...algorithms.minv import minv
 from ...contact.handler import contact_stage
-from ..stages.joint_limits import LATE_SLOPS, limit_stage
+from ..stages.joint_limits import limit_stage
 from ...forces.evaluator import ForceEvaluator
 from ...errors import SimulatorOptionError
 from ...model import State
@@ -145,8 +145,7 @@ class RedMaxStepper:
         # prescribed joints: rows beside the closures' (stages/prescribed.py); motors: bounded rows after the solve
         self.prescribed = PrescribedMotion(scene, self.dt)
         self.servos = Servos(scene, self.dt)
-        self._presc_rows = (np.zeros(0, np.int64), np.zeros(0))
-        self._joined = None  # the limit stage when the contact stage solves its rows (``solve``)
+        self._presc_rows, self._joined = (np.zeros(0, np.int64), np.zeros(0)), None  # (_joined: solve's)
         self._presc_end = 0.0
         self.row_impulses = np.zeros(0)  # each closure row's impulse of the last step (N·s or N·m·s)
         self._closures_breakable = any(b.kind == "closure" for b in scene.breakable)
@@ -409,8 +408,7 @@ class RedMaxStepper:
             moved = self.contact.stabilize(q_new, self._joined)  # keeps the closures to first order, and the bounds on
             if moved is not q_new and len(self._closures.n_rot):  # the dense space), the closures made again (their
                 moved, constraint_error = self.onto_closures(moved)  # contacts held: closure_solve), no joint past a
-            q_new = moved if self.limits is None else self.limits.within(  # bound (by more than the limit stage's
-                moved, beyond=0.0 if moved is not q_new else LATE_SLOPS * self.limits.slop)  # slop when not moved)
+            q_new = moved if self.limits is None else self.limits.at_step_end(moved, moved is not q_new)  # bound
         if self._bdf2:
             start = state
             if q_new is not q_stepped and not self._impact:  # a projection's move is no motion: the history moves
@@ -475,11 +473,9 @@ class RedMaxStepper:
         if self.servos:  # motors: bounded rows in the step's metric, closures and prescribed rows kept
             qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed, h_move)  # impulses ≤ force × h_move
         free = qd_new
-        # without prescribed rows to hold, the contact stage solves the limits' rows with its own (limits_contact.py)
-        self._joined = self.limits if self.limits is not None and self.limits.joins_contact and \
-            not len(self._presc_rows[0]) else None
-        if self.contact is not None:
-            with _step_of(self.contact, h_move), _step_of(self._joined, h_move):
+        self._joined = self.limits and self.limits.for_contact(len(self._presc_rows[0]) > 0)  # limits_contact.py
+        if self.contact is not None:  # (the joined limit stage steps by h_move too; else contact's dt is set twice)
+            with _step_of(self.contact, h_move), _step_of(self._joined or self.contact, h_move):
                 qd_new = self.contact.apply(q, qd_new, (self.A, self._r), self._joined)  # in the step's metric M̃
             if len(self._presc_rows[0]):  # contact may have pushed a prescribed joint: its rows again
                 W = minv(self.model, q, inertia=self.A, joint_diag=self._r, ws=self.servos.ws)
@@ -593,12 +589,10 @@ class _step_of:
         self.stage, self.h = stage, float(h)
 
     def __enter__(self):
-        if self.stage is not None:  # (None: no stage)
-            self.saved, self.stage.dt = self.stage.dt, self.h
+        self.saved, self.stage.dt = self.stage.dt, self.h
 
     def __exit__(self, *exc):
-        if self.stage is not None:
-            self.stage.dt = self.saved
+        self.stage.dt = self.saved
 
 
 def _floats(x):
