@@ -225,9 +225,9 @@ def test_the_impact_check_reads_the_rates_the_contact_stage_computed(scene, spac
     seen = {}
     apply = st.contact.apply
 
-    def recording(q, v, metric=None):
+    def recording(q, v, metric=None, limits=None):
         seen["q"], seen["v"] = np.array(q), np.array(v)
-        return apply(q, v, metric)
+        return apply(q, v, metric, limits)
 
     st.contact.apply = recording
     impact = st._impacts.impacted

@@ -185,6 +185,7 @@ class ContactHandler:
         self.closure_rows = None
         self.memory = ContactMemory()
         self._stepped = False  # apply found contacts: stabilize looks at the step's end
+        self.limits_joined = False  # the last apply solved the joint limits' rows with the contacts'
         # the last apply's impacts split over two steps (a gap closed by the speculative target, the bounce next):
         # bounce_pending — it closed such a gap (its approach speed remembered; bounce_restitution: the largest
         # restitution of those contacts); bouncing — it bounced off one a previous apply closed. The energy budget
@@ -222,11 +223,13 @@ class ContactHandler:
             return np.full(len(contacts), self.ground.restitution if self.ground is not None else 0.0)
         return contacts.restitution
 
-    def apply(self, q, v, metric=None) -> np.ndarray:
+    def apply(self, q, v, metric=None, limits=None) -> np.ndarray:
         """v⁺ (nv,) = v* + M⁻¹ Jᵀ λ for the contacts at configuration q (nq,), v* (nv,); ``metric``:
         the step's own M̃ as (link inertia blocks (n, 6, 6), joint diagonal (nv,)) (see ``space``),
-        M when None."""
+        M when None. ``limits``: the stepper's joint-limit stage (``JointLimits.for_contact``), whose rows are
+        then solved with the contacts' on the dense space (``limits_joined`` True: its ``apply`` has nothing left)."""
         inertia, joint_diag = (None, None) if metric is None else metric
+        self.limits_joined = False
         t0 = time.perf_counter()
         contacts = self.detect(q, v)
         k = len(contacts)
@@ -243,15 +246,21 @@ class ContactHandler:
         lam0, came_in = self.memory.recall(keys)
         self.bouncing = bool(np.any(came_in > 0.0))
         if self._dense(contacts):
-            space = ContactSpace(self.model, q, contacts, self._method(contacts), self.threads, inertia, joint_diag,
-                                 self.ws)
+            joined = limits is not None
+            space = ContactSpace(self.model, q, contacts, "minv" if joined else self._method(contacts), self.threads,
+                                 inertia, joint_diag, self.ws)
             t2 = time.perf_counter()
             self.seconds["space"] += t2 - t1
             u_free = space.velocity(v)
             target, speed = self.normal_targets(contacts, u_free[0::3], came_in)
-            lam, _, sweeps = solve_contacts(space.A, u_free, target, contacts.friction, lam0.reshape(-1),
-                                            max_iter=self.max_iter, tol=self.tol)
-            v_new = v + space.response(lam)
+            if joined:  # (a leg pushed out of the ground lifts the body instead of bending the joint past its bound)
+                v_new, lam, sweeps = limits.with_contacts(q, v, space, u_free, target, contacts.friction,
+                                                          lam0.reshape(-1), self.max_iter, self.tol)
+                self.limits_joined = True
+            else:
+                lam, _, sweeps = solve_contacts(space.A, u_free, target, contacts.friction, lam0.reshape(-1),
+                                                max_iter=self.max_iter, tol=self.tol)
+                v_new = v + space.response(lam)
             self.last = ContactStep(contacts, lam, sweeps, space.A, "dense", space, u_free)
         else:
             space = self._sparse_space(q, contacts, inertia, joint_diag)
@@ -270,7 +279,7 @@ class ContactHandler:
         self.seconds["pgs"] += time.perf_counter() - t2
         return v_new
 
-    def stabilize(self, q_new) -> np.ndarray:
+    def stabilize(self, q_new, limits=None) -> np.ndarray:
         """Post-stabilization (the step's last stage, after q⁺ = q ⊕ h v⁺). The velocity constraints are linear
         and hold at the contacts found at q: a body turning fast moves its surface along arcs, a box tipping
         about one corner swings the others down, and either can end the step deeper than they allow. Where a
@@ -283,7 +292,9 @@ class ContactHandler:
         Only the bodies that can have a deep contact are looked at (``_suspects``), with their neighbours (whose
         contacts hold what a projection pushes); none: nothing to do (a pile at rest). After a projection only the
         bodies it moved are detected again: the contacts among the others are those found before it, their poses
-        unchanged."""
+        unchanged. ``limits`` (``JointLimits.for_contact``): on the dense space the projection keeps the
+        joints inside their bounds too (``limits_contact.positions``), so ``JointLimits.within`` has no reason to undo
+        it."""
         if not self._stepped:
             return q_new
         self._stepped = False
@@ -298,9 +309,11 @@ class ContactHandler:
             if len(contacts) == 0 or contacts.depth.max() <= self.stabilize_depth:
                 break
             if self._dense(contacts):
-                space = ContactSpace(self.model, q_new, contacts, self._method(contacts), self.threads, None, None,
-                                     self.ws)
-                dq = self._projection(space, contacts.depth)
+                space = ContactSpace(self.model, q_new, contacts, "minv" if limits is not None else
+                                     self._method(contacts), self.threads, None, None, self.ws)
+                dq = self._projection(space, contacts.depth) if limits is None else \
+                    limits.project_with_contacts(q_new, space, self._projection_targets(contacts.depth), self.max_iter,
+                                                 self.tol)
             else:
                 dq = self._sparse_projection(q_new, contacts)
             q_new = integrate(self.model, q_new, dq, 1.0)
@@ -436,8 +449,7 @@ class ContactHandler:
         and a pile's resting contacts, a little beyond the slop, are the velocity stage's), on a contact space (dense
         or tree by tree)."""
         k = len(depth)
-        target, none = depth - self.slop, np.zeros(k)
-        target = np.where(depth > self.stabilize_depth, target, np.minimum(target, 0.0))
+        target, none = self._projection_targets(depth), np.zeros(k)
         if isinstance(space, ContactSpace):
             lam, _, _ = solve_contacts(space.A, np.zeros(3 * k), target, none, None, max_iter=self.max_iter,
                                        tol=self.tol)
@@ -445,6 +457,11 @@ class ContactHandler:
         _, dq, _ = space.solve(np.zeros(self.model.nv), target, none, np.zeros(3 * k), max_iter=self.max_iter,
                                tol=1e-3 * self.slop, feasible=PROJECTION_FEASIBLE * self.slop, skip_settled=True)
         return dq
+
+    def _projection_targets(self, depth) -> np.ndarray:
+        """``_projection``'s J_n Δq targets (k,) for contacts of depth (k,)."""
+        target = depth - self.slop
+        return np.where(depth > self.stabilize_depth, target, np.minimum(target, 0.0))
 
     def _sparse_space(self, q, contacts, inertia, joint_diag, like=None) -> SparseContactSpace:
         """The tree-by-tree contact problem at q, its responses restricted to the closures when there are any;

@@ -60,14 +60,18 @@ def friction_step(lam1, lam2, ut1, ut2, a11, a12, a22, bound):
 
 
 @kernel
-def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3):
-    """Solve in place (A symmetric, as the contact-space inertia is): lam (rows·k,) impulses from warm
-    start; u (rows·k,) = u_free + A lam on entry, updated to the final velocities; a block whose
-    A_nn ≤ floor is skipped. rows = 3: contacts (normal, two friction rows, friction bound mu[c] λ_n);
+def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3, singles=0):
+    """Solve in place (A symmetric, as the contact-space inertia is): lam (n,) impulses from warm
+    start; u (n,) = u_free + A lam on entry, updated to the final velocities; a block whose
+    A_nn ≤ floor is skipped. rows = 3: contacts (normal, two friction rows, friction bound mu[c] λ_n),
+    the last ``singles`` of the k blocks one-sided single rows (λ ≥ 0, u ≥ target; rows 3(k − singles) + j:
+    joint limits solved with the contacts, ``solvers/stages/limits_contact.py``);
     rows = 1: one-sided rows (λ ≥ 0, u ≥ target) when mu is empty, else two-sided rows bounded by
     |λ_c| ≤ mu[c] (u = target unless at the bound: the motors of ``solvers/stages/servos.py``).
     Returns the number of sweeps."""
     k = target_n.shape[0]
+    n = u.shape[0]
+    blocks = k - singles if rows == 3 else k  # three-row blocks first
     d = np.zeros(3)
     sweeps = 0
     for it in range(max_iter):
@@ -75,17 +79,18 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3):
         change = 0.0
         scale = 1e-300
         for c in range(k):
-            r = rows * c
+            single = rows == 1 or c >= blocks
+            r = rows * c if c < blocks else 3 * blocks + (c - blocks)
             if A[r, r] <= floor:  # nothing can move this contact (λ was zeroed): leave it out
                 continue
             ln = lam[r] - (u[r] - target_n[c]) / A[r, r]
             ln = min(mu[c], max(-mu[c], ln)) if rows == 1 and mu.shape[0] > 0 else max(0.0, ln)
             d[0] = ln - lam[r]
             lam[r] = ln
-            if rows == 1:
+            if single:
                 if d[0] != 0.0:
                     d0 = d[0]
-                    for i in range(k):
+                    for i in range(n):
                         u[i] += A[r, i] * d0
                 change = max(change, abs(d[0]))
                 scale = max(scale, abs(ln))
@@ -102,7 +107,7 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3):
             if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:
                 # u += A[:, r:r+3] d, read along rows r…r+2 (A is symmetric): contiguous, one pass
                 d0, d1, d2 = d[0], d[1], d[2]
-                for i in range(3 * k):
+                for i in range(n):
                     u[i] += A[r, i] * d0 + A[r + 1, i] * d1 + A[r + 2, i] * d2
             for j in range(3):
                 change = max(change, abs(d[j]))
@@ -112,17 +117,24 @@ def pgs_kernel(A, u, target_n, mu, lam, max_iter, tol, floor, rows=3):
     return sweeps
 
 
-def solve_contacts(A, u_free, target_n, mu, lam0=None, *, max_iter: int = 200, tol: float = 1e-10):
-    """Impulses λ (3k,), final contact velocities u (3k,) and sweeps for the contact problem above;
-    A (3k, 3k) symmetric (``ContactSpace.A`` is symmetrized)."""
+def solve_contacts(A, u_free, target_n, mu, lam0=None, *, max_iter: int = 200, tol: float = 1e-10, singles: int = 0):
+    """Impulses λ (n,), final contact velocities u (n,) and sweeps for the contact problem above;
+    A (n, n) symmetric (``ContactSpace.A`` is symmetrized), n = 3k, or 3(k − singles) + singles with the last
+    ``singles`` blocks one-sided single rows (``pgs_kernel``)."""
     k = target_n.shape[0]
-    lam = np.zeros(3 * k) if lam0 is None else np.array(lam0, dtype=float)
+    n = len(u_free)
+    lam = np.zeros(n) if lam0 is None else np.array(lam0, dtype=float)
     # A contact whose bodies cannot move along its normal (both welded to the world, or to each
     # other) has A_nn ≈ 0; it gets no impulse instead of 0/0. Floor: an effective mass of 1e12 kg.
-    floor = 1e-12 * max(1.0, float(np.max(np.diag(A), initial=0.0)))
-    frozen = np.repeat(np.diag(A)[0::3] <= floor, 3) if k else np.zeros(0, bool)
+    diag = np.diag(A)
+    floor = 1e-12 * max(1.0, float(np.max(diag, initial=0.0)))
+    c3 = 3 * (k - singles)
+    frozen = np.zeros(n, bool)
+    frozen[:c3] = np.repeat(diag[:c3:3] <= floor, 3)
+    frozen[c3:] = diag[c3:] <= floor
     lam[frozen] = 0.0
     u = u_free + A @ lam
     sweeps = pgs_kernel(np.ascontiguousarray(A), u, np.ascontiguousarray(target_n, dtype=float),
-                        np.ascontiguousarray(mu, dtype=float), lam, int(max_iter), float(tol), floor) if k else 0
+                        np.ascontiguousarray(mu, dtype=float), lam, int(max_iter), float(tol), floor, 3,
+                        int(singles)) if k else 0
     return lam, u, sweeps

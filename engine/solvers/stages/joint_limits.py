@@ -1,4 +1,5 @@
-"""Joint limits as unilateral velocity constraints, applied after a step's velocity solve.
+"""Joint limits as unilateral velocity constraints, applied after a step's velocity solve (or, with contacts on one
+articulation, solved with them: ``limits_contact.py``).
 
 Every finite bound in ``model.joint_lower`` / ``joint_upper`` is one coordinate x of a joint:
 
@@ -54,6 +55,7 @@ from ...contact.pgs import pgs_kernel
 from ...errors import ModelError, SimulatorOptionError
 from ...integrators import integrate
 from ...joints import JOINT_EULER_LIMITS, JOINT_FLOATS, quat_to_matrix
+from . import limits_contact
 from .loop_closures import closure_arrays, constraint_jacobian, constraint_rows
 
 
@@ -65,6 +67,9 @@ EULER_GIMBAL_CY = 16.0 * 2.0 ** -23
 # The Euler-rate rows divide by cos of the middle angle; within 1e-3 of the gimbal (0.057° from ±90°) they
 # divide by ±1e-3 instead: bounded rows (≤ 1e3 |ω|) where the first and third angle are ill-defined
 EULER_RATE_MIN_COS = 1e-3
+# a step's end past a bound by more than this × slop is moved back onto it (``within``) even when the contact stage
+# projected nothing: a ball joint turning at 15 rad/s ends 5 mrad past, beyond its rows' first order (grounded dog)
+LATE_SLOPS = 5.0
 # Euler bounds are curved in the joint's dofs: the step's solve is repeated (at most this many times) with
 # each gap moved by what the rows' linear prediction misses at q ⊕ h v⁺ (``JointLimits._bend``) ...
 EULER_BEND_PASSES = 4
@@ -251,6 +256,7 @@ class JointLimits:
         self.last_active = np.zeros(0, dtype=np.int64)  # their rows; negative = upper bound of row −1 − i
         self.last_sweeps = 0
         self._arrival = None  # each bound's rate at the end of the previous step
+        self._warm = None  # each one-sided row's impulse in the last joint solve with contacts (its warm start)
         self.ws = model.make_workspace()  # this stage's own kinematics workspace
 
     @staticmethod
@@ -267,16 +273,18 @@ class JointLimits:
                           self.joint, self.dof, self.component, x, coef, idx)
         return x, (coef, idx)
 
-    def within(self, q, passes: int = 3):
-        """q moved back inside the bounds it exceeds, along each bound's rate row (least-norm, a few passes: a ball
-        joint's bounds share dofs). The contact stage's position correction knows no joint bounds and can push a
-        joint past one (a limited chain landing on the ground: 17 mm past it without this)."""
+    def within(self, q, passes: int = 3, beyond: float = 0.0):
+        """q moved back onto the bounds it exceeds, along each bound's rate row (least-norm, a few passes: a ball
+        joint's bounds share dofs); q itself when none is exceeded by more than ``beyond``. The contact stage's
+        position correction knows no joint bounds on the tree-by-tree space and can push a joint past one (a limited
+        chain landing on the ground: 17 mm past it without this); and a ball joint turning fast passes its bound by
+        more than the rows' first order (``LATE_SLOPS``)."""
         if len(self.dof) == 0:
             return q
-        for _ in range(passes):
+        for i in range(passes):
             x, (coef, idx) = self.coordinates(q)
             excess = np.where(x < self.lower, x - self.lower, np.where(x > self.upper, x - self.upper, 0.0))
-            past = np.nonzero(np.abs(excess) > 1e-12)[0]
+            past = np.nonzero(np.abs(excess) > (1e-12 if i else max(beyond, 1e-12)))[0]
             if len(past) == 0:
                 break
             dv = np.zeros(self.model.nv)
@@ -309,6 +317,33 @@ class JointLimits:
         approach = np.maximum(rate, arrival)
         impact = (approach < -self.bounce_speed) & (gap <= self.slop)  # at the bound (speculation brought it there)
         return np.where(impact, np.maximum(target, -self.restitution * approach), target)
+
+    def for_contact(self, held: bool):
+        """This stage when the contact stage may solve its rows with its own (``limits_contact.py``): no closures, no
+        held rows (``held``: the step has prescribed rows) to keep; else None."""
+        return self if self._closures is None and len(self.dof) > 0 and not held else None
+
+    def at_step_end(self, q, projected: bool):
+        """q after the contact stage's post-stabilization moved it (``projected``) or not: ``within`` the bounds, all
+        of them after a projection, else only those exceeded by more than ``LATE_SLOPS`` × slop."""
+        return self.within(q, beyond=0.0 if projected else LATE_SLOPS * self.slop)
+
+    def with_contacts(self, q, v, space, u_free, target, mu, lam0, max_iter, tol):
+        """``limits_contact.velocities`` with this stage's Euler bend passes: (v⁺, contact impulses, sweeps)."""
+        return limits_contact.velocities(self, q, v, space, u_free, target, mu, lam0, max_iter, tol,
+                                         EULER_BEND_PASSES)
+
+    def project_with_contacts(self, q, space, target, max_iter, tol):
+        """``limits_contact.positions``: the post-stabilization's Δq (nv,) with the bounds kept."""
+        return limits_contact.positions(self, q, space, target, max_iter, tol)
+
+    def warm_impulses(self, rows: int) -> np.ndarray:
+        """The last joint solve's impulse per one-sided row (2m,), zeros if none (a copy)."""
+        lam = self._warm
+        return np.zeros(rows) if lam is None or len(lam) != rows else lam.copy()
+
+    def keep_impulses(self, lam) -> None:
+        self._warm = lam
 
     def hold(self, rows) -> None:
         """Rows (m, nv) the next ``apply`` keeps as well as the closures' (a stepper's prescribed joints), or None."""
@@ -367,20 +402,33 @@ class JointLimits:
         bend[np.abs(bend) > EULER_BEND_MAX] = 0.0
         return bend
 
-    def apply(self, q, v, inertia=None, joint_diag=None):
-        """v⁺ (nv,) from the step's end velocity v* (nv,) at configuration q (nq,)."""
-        if len(self.dof) == 0:
-            return v
+    def one_sided(self, q, v):
+        """(coef (2m, 3), idx (2m, 3), gap (2m,), finite, rate, near (2m,) bool, arrival (2m,)): both sides of
+        every bound as one-sided rows s·(row · v) ≥ target, s = ±1 (lower, then upper), at q (nq,) with rates of
+        v (nv,); ``near``: the bounds within ``margin`` of being reached this step."""
         x, (coef, idx) = self.coordinates(q)
-        # both sides of every bound as one-sided rows s·(row · v) ≥ target, s = ±1 (lower, then upper)
         coef = np.concatenate([coef, -coef])
         idx = np.concatenate([idx, idx])
         gap = np.concatenate([x - self.lower, self.upper - x])
         finite = np.isfinite(gap)
         rate = (coef * v[idx]).sum(axis=1)
         near = finite & (gap + self.dt * np.minimum(rate, 0.0) < self.margin)
-        self.last_active, self.last_impulses, self.last_sweeps = np.zeros(0, np.int64), np.zeros(0), 0
         arrival = self._arrival if self._arrival is not None and self._arrival.shape == rate.shape else rate
+        return coef, idx, gap, finite, rate, near, arrival
+
+    def record(self, coef, idx, v_new, act, lam) -> None:
+        """Keep a step's outcome: the rates it ends with (the next step's arrival), its active rows and impulses."""
+        self._arrival = (coef * v_new[idx]).sum(axis=1)
+        n = len(self.dof)
+        self.last_active = np.where(act < n, act, -1 - (act - n))
+        self.last_impulses = lam
+
+    def apply(self, q, v, inertia=None, joint_diag=None):
+        """v⁺ (nv,) from the step's end velocity v* (nv,) at configuration q (nq,)."""
+        if len(self.dof) == 0:
+            return v
+        coef, idx, gap, finite, rate, near, arrival = self.one_sided(q, v)
+        self.last_active, self.last_impulses, self.last_sweeps = np.zeros(0, np.int64), np.zeros(0), 0
         if not near.any():
             self._arrival = rate
             return v
@@ -396,10 +444,7 @@ class JointLimits:
             bend = new_bend
             if done:
                 break
-        self._arrival = (coef * v_new[idx]).sum(axis=1)
-        n = len(self.dof)
-        self.last_active = np.where(act < n, act, -1 - (act - n))
-        self.last_impulses = lam
+        self.record(coef, idx, v_new, act, lam)
         return v_new
 
 

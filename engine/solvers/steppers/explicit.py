@@ -63,17 +63,19 @@ class ExplicitStepper:
         held = self.prescribed.unit_rows(dofs) if len(dofs) else None
         if self.servos:
             qd_new = self.servos.apply(q, qd_new, fixed=held)
+        # without prescribed rows to hold, the contact stage solves the limits' rows with its own (limits_contact.py)
+        joined = self.limits and self.limits.for_contact(held is not None)
         if self.contact is not None:
-            qd_new = self.contact.apply(q, qd_new)
+            qd_new = self.contact.apply(q, qd_new, None, joined)
             if W is not None:  # contact may have pushed a prescribed joint: its rows again
                 qd_new = project(qd_new, W, dofs, rates)
-        if self.limits is not None:
+        if self.limits is not None and not (self.contact is not None and self.contact.limits_joined):
             self.limits.hold(held)
             qd_new = self.limits.apply(q, qd_new)
         q_new = integrate(model, q, qd_new, h)
         if self.contact is not None:
-            moved = self.contact.stabilize(q_new)  # no contact deeper than the stage allows at the step's end
-            q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # nor past a bound
+            moved = self.contact.stabilize(q_new, joined)  # no contact deeper than the stage allows at the step's end
+            q_new = moved if self.limits is None else self.limits.at_step_end(moved, moved is not q_new)  # nor a bound
         if self._energy_guard is not None:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control)
         return State(q_new, qd_new, state.t + h)

@@ -146,7 +146,7 @@ class RedMaxStepper:
         # prescribed joints: rows beside the closures' (stages/prescribed.py); motors: bounded rows after the solve
         self.prescribed = PrescribedMotion(scene, self.dt)
         self.servos = Servos(scene, self.dt)
-        self._presc_rows = (np.zeros(0, np.int64), np.zeros(0))
+        self._presc_rows, self._joined = (np.zeros(0, np.int64), np.zeros(0)), None  # (_joined: solve's)
         self._presc_end = 0.0
         self.row_impulses = np.zeros(0)  # each closure row's impulse of the last step (N·s or N·m·s)
         self._closures_breakable = any(b.kind == "closure" for b in scene.breakable)
@@ -403,11 +403,11 @@ class RedMaxStepper:
             qd_new = self._energy_guard.apply(state, q_new, qd_new, control, impulse_loss=impulse_loss,
                                               impulsive=not smooth)
         q_stepped = q_new
-        if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its
-            moved = self.contact.stabilize(q_new)  # projection keeps the closures, to first order), nor a joint
-            if moved is not q_new and len(self._closures.n_rot):  # back onto them, its contacts held (closure_solve)
-                moved, constraint_error = self.onto_closures(moved)
-            q_new = moved if moved is q_new or self.limits is None else self.limits.within(moved)  # past a bound
+        if self.contact is not None:  # last: no contact deeper than the stage allows at the step's end (its projection
+            moved = self.contact.stabilize(q_new, self._joined)  # keeps the closures to first order, and the bounds on
+            if moved is not q_new and len(self._closures.n_rot):  # the dense space), the closures made again (their
+                moved, constraint_error = self.onto_closures(moved)  # contacts held: closure_solve), no joint past a
+            q_new = moved if self.limits is None else self.limits.at_step_end(moved, moved is not q_new)  # bound
         if self._bdf2:
             start = state
             if q_new is not q_stepped and not self._impact:  # a projection's move is no motion: the history moves
@@ -473,13 +473,14 @@ class RedMaxStepper:
         if self.servos:  # motors: bounded rows in the step's metric, closures and prescribed rows kept
             qd_new = self.servos.apply(q, qd_new, self.A, self._r, fixed, h_move)  # impulses ≤ force × h_move
         free = qd_new
-        if self.contact is not None:
-            with _step_of(self.contact, h_move):
-                qd_new = self.contact.apply(q, qd_new, (self.A, self._r))  # contact in the step's metric M̃
+        self._joined = self.limits and self.limits.for_contact(len(self._presc_rows[0]) > 0)  # limits_contact.py
+        if self.contact is not None:  # (the joined limit stage steps by h_move too; else contact's dt is set twice)
+            with _step_of(self.contact, h_move), _step_of(self._joined or self.contact, h_move):
+                qd_new = self.contact.apply(q, qd_new, (self.A, self._r), self._joined)  # in the step's metric M̃
             if len(self._presc_rows[0]):  # contact may have pushed a prescribed joint: its rows again
                 W = minv(self.model, q, inertia=self.A, joint_diag=self._r, ws=self.servos.ws)
                 qd_new = project(qd_new, W, *self._presc_rows, fixed[:len(fixed) - len(self._presc_rows[0])])
-        if self.limits is not None:
+        if self.limits is not None and not (self.contact is not None and self.contact.limits_joined):
             self.limits.hold(self.prescribed.unit_rows(self._presc_rows[0]) if len(self._presc_rows[0]) else None)
             with _step_of(self.limits, h_move):
                 qd_new = self.limits.apply(q, qd_new, self.A, self._r)
