@@ -357,6 +357,21 @@ def _box_triangle_overlap(h, R, p, tri, lx, ly, lz):
     return min(c + r - lo, hi - c + r)
 
 
+@kernel(inline="llvm", refcounts=False)
+def triangle_weights(tri, x):
+    """(w1, w2): the barycentric weights of vertices 1 and 2 of triangle tri (3, 3) at the point x (3,) of its plane."""
+    e1x, e1y, e1z = tri[1, 0] - tri[0, 0], tri[1, 1] - tri[0, 1], tri[1, 2] - tri[0, 2]
+    e2x, e2y, e2z = tri[2, 0] - tri[0, 0], tri[2, 1] - tri[0, 1], tri[2, 2] - tri[0, 2]
+    px, py, pz = x[0] - tri[0, 0], x[1] - tri[0, 1], x[2] - tri[0, 2]
+    d00 = e1x * e1x + e1y * e1y + e1z * e1z
+    d01 = e1x * e2x + e1y * e2y + e1z * e2z
+    d11 = e2x * e2x + e2y * e2y + e2z * e2z
+    d20 = px * e1x + py * e1y + pz * e1z
+    d21 = px * e2x + py * e2y + pz * e2z
+    den = d00 * d11 - d01 * d01
+    return (d11 * d20 - d01 * d21) / den, (d00 * d21 - d01 * d20) / den
+
+
 @kernel(refcounts=False)
 def box_face_distance(h, R, p, tri, tn, normal, a, b):
     """GJK/EPA's answer for a box core (half sizes h at R, p) and a triangle tri (3, 3) of face normal tn when the
@@ -376,17 +391,7 @@ def box_face_distance(h, R, p, tri, tn, normal, a, b):
             a[c] += w * R[c, k]
     s = ux * (a[0] - tri[0, 0]) + uy * (a[1] - tri[0, 1]) + uz * (a[2] - tri[0, 2])
     b[0], b[1], b[2] = a[0] - s * ux, a[1] - s * uy, a[2] - s * uz
-    e1x, e1y, e1z = tri[1, 0] - tri[0, 0], tri[1, 1] - tri[0, 1], tri[1, 2] - tri[0, 2]
-    e2x, e2y, e2z = tri[2, 0] - tri[0, 0], tri[2, 1] - tri[0, 1], tri[2, 2] - tri[0, 2]
-    px, py, pz = b[0] - tri[0, 0], b[1] - tri[0, 1], b[2] - tri[0, 2]
-    d00 = e1x * e1x + e1y * e1y + e1z * e1z
-    d01 = e1x * e2x + e1y * e2y + e1z * e2z
-    d11 = e2x * e2x + e2y * e2y + e2z * e2z
-    d20 = px * e1x + py * e1y + pz * e1z
-    d21 = px * e2x + py * e2y + pz * e2z
-    den = d00 * d11 - d01 * d01
-    w1 = (d11 * d20 - d01 * d21) / den
-    w2 = (d00 * d21 - d01 * d20) / den
+    w1, w2 = triangle_weights(tri, b)
     if min(w1, w2, 1.0 - w1 - w2) < 1e-6:  # (on or near an edge: the edge logic of triangle_pair, after GJK/EPA)
         return np.nan
     if s < 0.0:
@@ -428,17 +433,7 @@ def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, 
             for c in range(3):
                 normal[c] = -normal[c]
     # where on the triangle is b: an edge or vertex that is not sharp takes the face normal
-    e1x, e1y, e1z = tri[1, 0] - tri[0, 0], tri[1, 1] - tri[0, 1], tri[1, 2] - tri[0, 2]
-    e2x, e2y, e2z = tri[2, 0] - tri[0, 0], tri[2, 1] - tri[0, 1], tri[2, 2] - tri[0, 2]
-    px, py, pz = b[0] - tri[0, 0], b[1] - tri[0, 1], b[2] - tri[0, 2]
-    d00 = e1x * e1x + e1y * e1y + e1z * e1z
-    d01 = e1x * e2x + e1y * e2y + e1z * e2z
-    d11 = e2x * e2x + e2y * e2y + e2z * e2z
-    d20 = px * e1x + py * e1y + pz * e1z
-    d21 = px * e2x + py * e2y + pz * e2z
-    den = d00 * d11 - d01 * d01
-    w1 = (d11 * d20 - d01 * d21) / den
-    w2 = (d00 * d21 - d01 * d20) / den
+    w1, w2 = triangle_weights(tri, b)
     w0 = 1.0 - w1 - w2
     eps = 1e-7
     # the edges the point lies on: edge k runs from v_k to v_k+1, where the weight of the third vertex is 0

@@ -390,6 +390,11 @@ class JointLimits:
             near = near | passed
         return v_new, act, lam, near
 
+    def bend_again(self, q, v_new, gap, coef, idx, rows, bend):
+        """(the new ``_bend``, whether it moved by at most a tenth of the slop: the Euler passes are done)."""
+        new_bend = self._bend(q, v_new, gap, coef, idx, rows)
+        return new_bend, bool(np.abs(new_bend - bend).max() <= 0.1 * self.slop)
+
     def _bend(self, q, v_new, gap, coef, idx, rows):
         """(2m,) for the one-sided ``rows`` (Euler angles): each gap after the step, at q ⊕ h v⁺ (the
         steppers' integration), minus its linear prediction gap + h·rate(v⁺): the curvature the rows leave
@@ -439,9 +444,7 @@ class JointLimits:
             v_new, act, lam, near = self._solve_active(v, W, gap, bend, coef, idx, rate, arrival, near, finite)
             if not euler[near].any():
                 break
-            new_bend = self._bend(q, v_new, gap, coef, idx, euler & finite)
-            done = np.abs(new_bend - bend).max() <= 0.1 * self.slop
-            bend = new_bend
+            bend, done = self.bend_again(q, v_new, gap, coef, idx, euler & finite, bend)
             if done:
                 break
         self.record(coef, idx, v_new, act, lam)

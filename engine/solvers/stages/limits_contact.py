@@ -91,9 +91,7 @@ def velocities(limits, q, v, space, u_free, target_c, mu, lam0, max_iter, tol, b
             near = near | passed
         if not euler[near].any():
             break
-        new_bend = limits._bend(q, v_new, gap, coef, idx, euler & finite)
-        done = np.abs(new_bend - bend).max() <= 0.1 * limits.slop
-        bend = new_bend
+        bend, done = limits.bend_again(q, v_new, gap, coef, idx, euler & finite, bend)
         if done:
             break
     limits.record(coef, idx, v_new, act, lam[r])
