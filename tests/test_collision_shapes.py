@@ -120,6 +120,39 @@ def test_a_box_on_a_plane_and_across_a_floor_seam_touches_at_its_four_corners():
         assert len(set(c.feature.tolist())) == 4
 
 
+def quat_of(rotvec):
+    from scipy.spatial.transform import Rotation
+    return Rotation.from_rotvec(rotvec).as_quat(scalar_first=True), Rotation.from_rotvec(rotvec).as_matrix()
+
+
+def test_a_box_tilted_across_a_floor_seam_keeps_its_contact_at_its_lowest_corner():
+    """A box poking into a mesh floor across the seam of its two triangles: on each triangle EPA's closest point is
+    on the seam with a tilted normal, and each left the contact to the other, so none was found (a 200-sweep pile
+    read 85 mm deep). Each triangle now takes its face normal for the part of the box over it. The first pose is
+    the one found; the others are random tilts and positions along the seam, 0.5–10 mm deep."""
+    b = engine.ModelBuilder()
+    b.add_body("box", joint="free", shape={"type": "box", "size": (0.2, 0.2, 0.2)})
+    model = b.finalize()
+    scene = Scene(model)
+    scene.add_static_collider("floor", FLOOR)
+    detector = scene_detector(scene.finalize())
+    corners = np.array([(x, y, z) for x in (-0.1, 0.1) for y in (-0.1, 0.1) for z in (-0.1, 0.1)])
+    rng = np.random.default_rng(7)
+    poses = [(np.array([1.06519532, -0.41912918, 1.07595297]), np.array([0.02120769, 0.01349786]), 0.0061465587)]
+    for _ in range(400):
+        s = rng.uniform(-0.15, 0.15)
+        poses.append((rng.normal(size=3) * rng.choice([0.3, 2.0]), s + rng.normal(size=2) * 0.03,
+                      rng.uniform(0.0005, 0.01)))
+    for rotvec, xy, deep in poses:
+        quat, R = quat_of(rotvec)
+        q = model.neutral_q()
+        q[:2], q[2] = xy, -(corners @ R.T)[:, 2].min() - deep
+        q[3:7] = quat
+        c = detector.detect(*link_poses(model, q))
+        assert len(c) and c.depth.max() == pytest.approx(deep, abs=1e-9), (rotvec, xy, deep)
+        assert c.normal[:, 2].min() > 0.99
+
+
 def test_a_box_on_a_box_gets_the_overlap_rectangle():
     b = engine.ModelBuilder()
     for name in ("a", "b"):

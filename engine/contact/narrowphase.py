@@ -13,7 +13,7 @@ Per pair kind:
   is over the triangle's face, the face normal the axis of least overlap: that point's height, no iterations,
   ``box_face_distance``). An edge or vertex
   of the triangle that is not sharp (a flat or concave edge between two triangles) gives no normal of
-  its own: such a contact is left to the neighbouring triangle, whose face it is over (Bullet's
+  its own: such a contact takes the face's normal, with the points of the shape over this face (Bullet's
   internal-edge problem: a box sliding over a flat floor of many triangles must not catch on their seams).
 
 Then ``manifold`` makes several points where a face rests on a face. Contacts are written to a
@@ -417,8 +417,8 @@ def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, 
                   zero, zdims, nofaces):
     """Candidates of a shape against one static triangle tri (3, 3) (face normal tn, sharp edge flags,
     rounding rho_t), the triangle being the second shape. Returns the count. A contact whose closest point
-    is on an edge or vertex that is not sharp, with a normal that is not the face's, is left to the
-    neighbouring triangle (``static_mesh``)."""
+    is on an edge or vertex that is not sharp, with a normal that is not the face's, takes the face's normal
+    and the part of the shape over the face (``static_mesh``)."""
     dist = box_face_distance(dA, RA, pA, tri, tn, normal, a, b) if kA == BOX else np.nan
     if np.isnan(dist):
         dist = gjk_epa(kA, dA, vA, RA, pA, TRIANGLE, zdims, tri, eye, zero, wk, normal, a, b)
@@ -441,11 +441,16 @@ def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, 
     free_normal = (on0 and sharp[0]) or (on1 and sharp[1]) or (on2 and sharp[2])
     interior = not (on0 or on1 or on2)
     if not interior and not free_normal:
-        # closest on a flat or concave edge: the neighbouring face holds the contact; this one only keeps a
-        # normal that is its own face's (a box resting across the seam of two floor triangles)
-        c = abs(normal[0] * tn[0] + normal[1] * tn[1] + normal[2] * tn[2])
-        if c < FACE_COS:
-            return 0
+        # closest on a flat or concave edge, which has no normal of its own: the part of the shape over this
+        # face, along the face's normal (Bullet's internal-edge fix). Leaving it all to the neighbour lost boxes
+        # tilted across a floor seam, whose EPA normal is tilted on both triangles.
+        if abs(normal[0] * tn[0] + normal[1] * tn[1] + normal[2] * tn[2]) < FACE_COS:
+            side = tn[0] * (pA[0] - tri[0, 0]) + tn[1] * (pA[1] - tri[0, 1]) + tn[2] * (pA[2] - tri[0, 2])
+            sgn = 1.0 if side >= 0.0 else -1.0
+            for c in range(3):
+                normal[c] = sgn * tn[c]
+            return feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, TRIANGLE, zdims, tri, nofaces, eye, zero,
+                                    rho_t, normal, threshold)
     count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, TRIANGLE, zdims, tri, nofaces, eye, zero, rho_t,
                              normal, threshold)
     return add_closest(mw, count, dist, normal, a, b, rho_a, rho_t, threshold, count > 0)
