@@ -90,11 +90,11 @@ def test_projection_on_the_contacts_near_deep_ones_equals_the_projection_on_all(
     degree = np.bincount(np.concatenate([contacts.body[paired], other[paired]]), minlength=sim.model.n_bodies)
     deep = paired[[np.argmax(degree[contacts.body[paired]] + degree[other[paired]])]]  # a box-on-box contact 3 mm deep
     depth[deep] = 3e-3
-    contacts = type(contacts)(*(depth if f == "depth" else getattr(contacts, f) for f in contacts._fields))
+    contacts = contacts.with_depth(depth)
     full = h._projection(h._sparse_space(sim.state.q, contacts, None, None), contacts.depth)
     assert np.abs(full).max() > 1e-3
     monkeypatch.setattr(handler, "PROJECTION_HOPS", hops)
-    near = h._near_deep(contacts)
+    near = h._near(contacts, h._deep_trees(contacts, *h._contact_trees(contacts)))
     assert near[deep].all() and not near.all()
     solves = []
     original = h._projection

@@ -333,8 +333,7 @@ class ContactHandler:
             return None
         held = ~self._found.involves(suspect)
         kept = self._found.select(held)
-        kept = Contacts(*(bound[held] if f == "depth" else getattr(kept, f) for f in Contacts._fields))
-        return Contacts.concatenate([kept, self.detector.detect(R1, p1, bodies=suspect)])
+        return Contacts.concatenate([kept.with_depth(bound[held]), self.detector.detect(R1, p1, bodies=suspect)])
 
     def _suspects(self, R1, p1):
         """((n,) bool: the bodies that may have a contact deeper than ``stabilize_depth`` at the step's end (link poses
@@ -371,7 +370,7 @@ class ContactHandler:
         mine = contacts.involves(moved)
         depth = contacts.depth.copy()
         depth[mine] = self.detector.depth_bounds(contacts.select(mine), R, p)
-        contacts = Contacts(*(depth if f == "depth" else getattr(contacts, f) for f in Contacts._fields))
+        contacts = contacts.with_depth(depth)
         fresh = self._strayed + self.detector.body_moves(*self._end, R, p) >= 0.5 * self.detector.margin
         contacts.flag_bodies(fresh, depth > self.stabilize_depth)
         fresh &= moved
@@ -392,10 +391,7 @@ class ContactHandler:
             return self._projection(self._sparse_space(q, contacts, None, None), contacts.depth)
         ta, tb = self._contact_trees(contacts)
         paired = tb >= 0
-        seed = np.zeros(len(self.trees.dof_start) - 1, bool)
-        deep = contacts.depth > self.stabilize_depth
-        seed[ta[deep]] = True
-        seed[tb[deep & paired]] = True
+        seed = self._deep_trees(contacts, ta, tb)
         space = None
         while True:
             sub = self._near(contacts, seed)
@@ -417,15 +413,13 @@ class ContactHandler:
         tree = self.trees.tree_of
         return tree[contacts.body], np.where(other >= 0, tree[np.maximum(other, 0)], -1)
 
-    def _near_deep(self, contacts: Contacts) -> np.ndarray:
-        """(k,) bool: the contacts on a tree at most ``PROJECTION_HOPS`` contacts away from a tree with a contact
-        deeper than ``stabilize_depth``."""
-        ta, tb = self._contact_trees(contacts)
+    def _deep_trees(self, contacts: Contacts, ta, tb) -> np.ndarray:
+        """(R,) bool: the trees with a contact deeper than ``stabilize_depth`` (ta, tb: ``_contact_trees``)."""
         seed = np.zeros(len(self.trees.dof_start) - 1, bool)
         deep = contacts.depth > self.stabilize_depth
         seed[ta[deep]] = True
         seed[tb[deep & (tb >= 0)]] = True
-        return self._near(contacts, seed)
+        return seed
 
     def _near(self, contacts: Contacts, seed) -> np.ndarray:
         """(k,) bool: the contacts on a tree at most ``PROJECTION_HOPS`` contacts away from a seed tree ((R,) bool;

@@ -90,6 +90,10 @@ class Contacts(NamedTuple):
         """The contacts picked by keep (a (k,) bool mask or indices), in their order."""
         return Contacts(*(None if f is None else f[keep] for f in self))
 
+    def with_depth(self, depth) -> "Contacts":
+        """The same contacts with the depths (k,) (``_replace`` would read ``__len__``: the count, not the fields')."""
+        return Contacts(*(depth if f == "depth" else getattr(self, f) for f in Contacts._fields))
+
     @staticmethod
     def concatenate(parts) -> "Contacts":
         parts = [c for c in parts if len(c)] or list(parts)[:1]

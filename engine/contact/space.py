@@ -47,7 +47,9 @@ def pick_method(nv: int, k: int) -> str:
 
 class ContactSpace:
     """A (3k, 3k), ``velocity(v) -> J v`` and ``response(λ) -> M⁻¹ Jᵀ λ`` for ``contacts`` at q
-    (kinematics computed in the workspace ``ws``, default ``model.data``)."""
+    (kinematics computed in the workspace ``ws``, default ``model.data``). Method "minv" also keeps ``Minv``
+    (nv, nv) and ``W`` = M⁻¹ Jᵀ (nv, 3k), which the joint limits' solve with contacts reads
+    (``stages/limits_contact.py``)."""
 
     def __init__(self, model, q, contacts, method: str = "minv", threads: int = 1, inertia=None, joint_diag=None,
                  ws=None):
@@ -76,9 +78,9 @@ class ContactSpace:
                                   self._dirs, A)
         elif method == "minv":
             # W = M⁻¹ Jᵀ comes out of the inverse's own velocity pass (M⁻¹ kept: the joint limits' solve with contacts)
-            self.Minv, self._W, self._s_w = minv_and_point_rows(model, q, self._body, self._other, F, threads=threads,
+            self.Minv, self.W, self._s_w = minv_and_point_rows(model, q, self._body, self._other, F, threads=threads,
                                                          inertia=inertia, joint_diag=joint_diag, ws=ws)
-            jacobian_times(model.tree, self._s_w, self._W, self._body, self._other, F, A)
+            jacobian_times(model.tree, self._s_w, self.W, self._body, self._other, F, A)
         else:
             self._s_w = world_axes_at(model, q, ws)
             self.J = J = np.zeros((k3, model.nv))
@@ -106,7 +108,7 @@ class ContactSpace:
     def response(self, lam: np.ndarray) -> np.ndarray:
         """Δv = M⁻¹ Jᵀ λ: the change of generalized velocity the contact impulses λ cause."""
         if self.method == "minv":
-            return self._W @ lam
+            return self.W @ lam
         if self.method == "cholesky":
             return scipy.linalg.solve_triangular(self._L, self._X @ lam, lower=True, trans="T", check_finite=False)
         dq = np.empty(self.model.nv)

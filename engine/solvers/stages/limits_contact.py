@@ -31,7 +31,7 @@ def joined(space, L):
     WLt = space.Minv @ L.T
     A = np.empty((k3 + m, k3 + m))
     A[:k3, :k3] = space.A
-    Alc = L @ space._W
+    Alc = L @ space.W
     A[k3:, :k3] = Alc
     A[:k3, k3:] = Alc.T
     All = L @ WLt
@@ -39,9 +39,9 @@ def joined(space, L):
     return A, WLt, k3 + np.arange(m)
 
 
-def _solve(space, L, u_c, rate, target_c, target_l, mu, lam_c, lam_l, max_iter, tol):
-    """(Δv from the contacts (nv,), from the limits (nv,), λ (3k + m,), the limit rows' indices, sweeps)."""
-    A, WLt, r = joined(space, L)
+def _solve(space, system, u_c, rate, target_c, target_l, mu, lam_c, lam_l, max_iter, tol):
+    """(Δv from the contacts (nv,), from the limits (nv,), λ (3k + m,), sweeps) for ``joined(space, L)`` = system."""
+    A, WLt, r = system
     k = len(target_c)
     u0 = np.zeros(A.shape[0])
     u0[:3 * k] = u_c
@@ -51,7 +51,7 @@ def _solve(space, L, u_c, rate, target_c, target_l, mu, lam_c, lam_l, max_iter, 
     lam0[r] = lam_l
     lam, _, sweeps = solve_contacts(A, u0, np.concatenate([target_c, target_l]), np.concatenate([mu, np.zeros(len(r))]),
                                     lam0, max_iter=min(max_iter, JOINED_MAX_ITER), tol=tol, singles=len(r))
-    return space._W @ lam[:3 * k], WLt @ lam[r], lam, r, sweeps
+    return space.W @ lam[:3 * k], WLt @ lam[r], lam, sweeps
 
 
 def velocities(limits, q, v, space, u_free, target_c, mu, lam0, max_iter, tol, bend_passes):
@@ -73,9 +73,11 @@ def velocities(limits, q, v, space, u_free, target_c, mu, lam0, max_iter, tol, b
             act = np.flatnonzero(near)
             L = limits._dense_rows(coef[act], idx[act])
             target_l = limits._targets(gap[act], rate[act], arrival[act], bend[act])
+            system = joined(space, L)
+            r = system[2]
             sweeps, cap = 0, min(max_iter, JOINED_MAX_ITER)
             while True:  # at most JOINED_MAX_ITER sweeps, up to max_iter while a bound is short of its target
-                dv_c, dv_l, lam, r, done = _solve(space, L, u_free, rate[act], target_c, target_l, mu, lam_c,
+                dv_c, dv_l, lam, done = _solve(space, system, u_free, rate[act], target_c, target_l, mu, lam_c,
                                                   warm[act], cap, tol)
                 v_new = v + dv_c + dv_l
                 lam_c, warm[act] = lam[:len(u_free)], lam[r]
@@ -115,7 +117,7 @@ def positions(limits, q, space, target_c, max_iter, tol):
     lam_c = np.zeros(3 * k)
     for _ in range(len(gap) + 1):
         act = np.flatnonzero(near)
-        dq_c, dq_l, lam, r, _ = _solve(space, limits._dense_rows(coef[act], idx[act]), np.zeros(3 * k),
+        dq_c, dq_l, lam, _ = _solve(space, joined(space, limits._dense_rows(coef[act], idx[act])), np.zeros(3 * k),
                                        np.zeros(len(act)), target_c, -gap[act], none, lam_c, np.zeros(len(act)),
                                        max_iter, tol)
         dq = dq_c + dq_l
