@@ -18,7 +18,7 @@ G q̇⁺ = −C/h, then the configuration back onto C(q) = 0.
      largest), when the forces this step's solve finds differ from those by more than ``FORCE_RTOL`` of their
      size, the step is solved again with the new forces (at most ``MAX_FORCE_PASSES`` solves). A taut loop's
      tension is what makes its sag stiff, and a lagging tension lets a straight deck jitter. The first solve
-     starts from the last two steps' forces extrapolated to this one (``predict_forces``), not the last step's.
+     starts from the forces of the same solve in the last two steps extrapolated to this one (``predict_forces``).
   3. a *globalized* post-stabilization (``project``): Gauss–Newton steps q ← q ⊕ −P⁻¹Gᵀ (G P⁻¹ Gᵀ + μ)⁻¹ C(q)
      with a backtracking line search on max|C|, the Jacobian rebuilt at the iterate whenever the step's own
      (built at the step's start) stops contracting the error; the contacts the step pressed held where they are
@@ -29,9 +29,8 @@ G q̇⁺ = −C/h, then the configuration back onto C(q) = 0.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.linalg
@@ -90,8 +89,8 @@ class ClosureSolve:
         self._Y_guess = None
         self._Sinv_start = None  # (G P⁻¹ Gᵀ + μ)⁻¹ of the step's rows at its start
         self.straight = False  # the last solve's loop was nearly straight (``nearly_straight``)
-        self._solve_t = None  # control.t of the last solve (``predict_forces``)
-        self._forces_before = None  # (control.t, closure forces) of the solve before it
+        self._solve_t, self._stage = None, 0  # control.t of the last solve and its index within its step
+        self._recorded = {}  # stage → [(control.t, closure forces)] of its last two solves (``predict_forces``)
         self._n_rows = stepper._closures.n_rows
         self._k = stepper.kernels  # the stepper's kernels' entry points (``_jit.EntryPoints``)
 
@@ -177,20 +176,22 @@ class ClosureSolve:
     def predict_forces(self, t):
         """Set the closure forces a solve at control time t starts its tension from; returns the stepper's joint
         geometric stiffness (None: off). They are the last solve's (``record_closures``) but on a nearly straight
-        loop solved once a step at the stepper's dt (Euler, BDF2; not the two stages of TR-BDF2, which share t):
-        there the last two steps' forces extrapolated linearly to this one. A heavy car on a flexible bridge
+        loop: there the forces the same solve of the step (its index among the solves at one t: TR-BDF2 has two)
+        found in the last two steps, dt apart, extrapolated linearly to this one. A heavy car on a flexible bridge
         changes the deck's tension by a median 4.5 % a step (up to 90 % as it lands), so the last step's forces
         sent 43 % of the steps to a second solve (``forces_moved``); their extrapolation is off by a median 0.4 %,
         beyond FORCE_RTOL on ~10 % of steps. The check is the same: only the first solve's start changes."""
         gs = self.s._joint_gs
-        if gs is None or gs.closure_wrench is None:
-            self._solve_t, self._forces_before = t, None
-            return gs
-        last, before, dt = gs.closure_wrench, self._forces_before, self.s.dt
-        t_last, self._solve_t, self._forces_before = self._solve_t, t, (self._solve_t, last)
-        if self.straight and before is not None and t_last is not None and before[0] is not None \
-                and math.isclose(t - t_last, dt, rel_tol=1e-6) and math.isclose(t_last - before[0], dt, rel_tol=1e-6):
-            gs.closure_wrench = 2.0 * last - before[1]  # (a new array: ``last`` stays in the history)
+        if gs is not None and gs.closure_wrench is not None and self._solve_t is not None:
+            past = self._recorded.setdefault(self._stage, [])  # the last solve's forces, under its stage
+            past.append((self._solve_t, gs.closure_wrench))
+            del past[:-2]
+        self._stage = self._stage + 1 if t == self._solve_t else 0
+        self._solve_t = t
+        past, dt = self._recorded.get(self._stage, ()), self.s.dt
+        if self.straight and len(past) == 2 and math.isclose(t - past[1][0], dt, rel_tol=1e-6) \
+                and math.isclose(past[1][0] - past[0][0], dt, rel_tol=1e-6):
+            gs.closure_wrench = 2.0 * past[1][1] - past[0][1]  # (a new array: the recorded ones stay as they are)
         return gs
 
     def forces_moved(self, before) -> bool:
