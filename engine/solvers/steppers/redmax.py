@@ -435,7 +435,7 @@ class RedMaxStepper:
         self.prescribed_moved = self._energy_guard is not None and len(self._presc_rows[0]) > 0 and \
             not self.prescribed.still(control.t, self._presc_rows[1])  # (the budget's: energy_guard.py)
         closures = len(self._closures.n_rot) > 0 or len(self._presc_rows[0]) > 0
-        gs = self._joint_gs
+        gs = self._closure_solve.predict_forces(control.t) if closures else self._joint_gs  # the tension's first guess
         total = most = solves = 0
         solve_seconds = 0.0
         for _ in range(MAX_FORCE_PASSES if closures and gs is not None else 1):
