@@ -249,7 +249,8 @@ def measure(case, run, ref, e_rest):
     e0 = run["energy"][0]
     n = len(run["t"]) if ref is None else min(len(run["t"]), len(ref["t"]))
     motion = (np.full(n, e0) if ref is None else ref["energy"][:n]) - e_rest
-    kept = np.where(motion >= SETTLED * (e0 - e_rest), (run["energy"][:n] - e_rest) / motion, np.nan)
+    moving = motion >= SETTLED * (e0 - e_rest)  # (divided only there: a reference at rest has no motion to keep)
+    kept = np.divide(run["energy"][:n] - e_rest, motion, out=np.full(n, np.nan), where=moving)
     out = {"stable": run["error"] is None, "energy_kept": float(kept[-1]) if run["error"] is None else math.nan,
            "energy_min": float(np.nanmin(kept, initial=np.inf)), "energy_max": float(np.nanmax(kept, initial=-np.inf)),
            "closure_error": run["closure_error"], "kept_series": kept, "period_ratio": math.nan}
