@@ -358,6 +358,12 @@ def _box_triangle_overlap(h, R, p, tri, lx, ly, lz):
 
 
 @kernel(inline="llvm", refcounts=False)
+def _face_side(tri, tn, p):
+    """p's signed height over the plane of triangle tri (3, 3) along its unit face normal tn (m)."""
+    return tn[0] * (p[0] - tri[0, 0]) + tn[1] * (p[1] - tri[0, 1]) + tn[2] * (p[2] - tri[0, 2])
+
+
+@kernel(inline="llvm", refcounts=False)
 def triangle_weights(tri, x):
     """(w1, w2): the barycentric weights of vertices 1 and 2 of triangle tri (3, 3) at the point x (3,) of its plane."""
     e1x, e1y, e1z = tri[1, 0] - tri[0, 0], tri[1, 1] - tri[0, 1], tri[1, 2] - tri[0, 2]
@@ -380,8 +386,7 @@ def box_face_distance(h, R, p, tri, tn, normal, a, b):
     b (3,) ← a on the face. It is that when a's foot is inside the triangle (the distance: a's height; the depth:
     its depth, if no other axis of the separating-axis test — the box's faces, its edges across the triangle's —
     overlaps as little). NaN otherwise (near an edge, or another axis least): GJK/EPA then."""
-    side = tn[0] * (p[0] - tri[0, 0]) + tn[1] * (p[1] - tri[0, 1]) + tn[2] * (p[2] - tri[0, 2])
-    sgn = 1.0 if side >= 0.0 else -1.0
+    sgn = 1.0 if _face_side(tri, tn, p) >= 0.0 else -1.0
     ux, uy, uz = sgn * tn[0], sgn * tn[1], sgn * tn[2]
     for c in range(3):
         a[c] = p[c]
@@ -428,8 +433,7 @@ def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, 
     if kA == BOX and abs(along) >= FACE_COS:
         # EPA on a box just touching a triangle can return the face normal pointing through the triangle (seen at
         # −4e-9 m: a 0.2 m "depth" from the box's far face); the shorter way out is to the centre's side
-        side = tn[0] * (pA[0] - tri[0, 0]) + tn[1] * (pA[1] - tri[0, 1]) + tn[2] * (pA[2] - tri[0, 2])
-        if along * side < 0.0:
+        if along * _face_side(tri, tn, pA) < 0.0:
             for c in range(3):
                 normal[c] = -normal[c]
     # where on the triangle is b: an edge or vertex that is not sharp takes the face normal
@@ -440,17 +444,14 @@ def triangle_pair(mw, wk, kA, dA, vA, fA, RA, pA, rho_a, tri, tn, sharp, rho_t, 
     on0, on1, on2 = w2 <= eps, w0 <= eps, w1 <= eps
     free_normal = (on0 and sharp[0]) or (on1 and sharp[1]) or (on2 and sharp[2])
     interior = not (on0 or on1 or on2)
-    if not interior and not free_normal:
-        # closest on a flat or concave edge, which has no normal of its own: the part of the shape over this
-        # face, along the face's normal (Bullet's internal-edge fix). Leaving it all to the neighbour lost boxes
-        # tilted across a floor seam, whose EPA normal is tilted on both triangles.
-        if abs(normal[0] * tn[0] + normal[1] * tn[1] + normal[2] * tn[2]) < FACE_COS:
-            side = tn[0] * (pA[0] - tri[0, 0]) + tn[1] * (pA[1] - tri[0, 1]) + tn[2] * (pA[2] - tri[0, 2])
-            sgn = 1.0 if side >= 0.0 else -1.0
-            for c in range(3):
-                normal[c] = sgn * tn[c]
-            return feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, TRIANGLE, zdims, tri, nofaces, eye, zero,
-                                    rho_t, normal, threshold)
+    # closest on a flat or concave edge, which has no normal of its own, with another normal than the face's: the
+    # part of the shape over this face, along the face's normal (Bullet's internal-edge fix), without the closest
+    # point. Leaving it all to the neighbour lost boxes tilted across a floor seam (EPA's normal tilted on both).
+    seam = not interior and not free_normal and abs(along) < FACE_COS  # (|along|: the flip above keeps it)
+    if seam:
+        sgn = 1.0 if _face_side(tri, tn, pA) >= 0.0 else -1.0
+        for c in range(3):
+            normal[c] = sgn * tn[c]
     count = feature_manifold(mw, 0, kA, dA, vA, fA, RA, pA, rho_a, TRIANGLE, zdims, tri, nofaces, eye, zero, rho_t,
                              normal, threshold)
-    return add_closest(mw, count, dist, normal, a, b, rho_a, rho_t, threshold, count > 0)
+    return count if seam else add_closest(mw, count, dist, normal, a, b, rho_a, rho_t, threshold, count > 0)
