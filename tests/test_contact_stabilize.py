@@ -94,7 +94,8 @@ def test_projection_on_the_contacts_near_deep_ones_equals_the_projection_on_all(
     full = h._projection(h._sparse_space(sim.state.q, contacts, None, None), contacts.depth)
     assert np.abs(full).max() > 1e-3
     monkeypatch.setattr(handler, "PROJECTION_HOPS", hops)
-    near = h._near(contacts, h._deep_trees(contacts, *h._contact_trees(contacts)))
+    trees = h._contact_trees(contacts)
+    near = h._near(*trees, h._deep_trees(contacts, *trees))
     assert near[deep].all() and not near.all()
     solves = []
     original = h._projection

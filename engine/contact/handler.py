@@ -394,7 +394,7 @@ class ContactHandler:
         seed = self._deep_trees(contacts, ta, tb)
         space = None
         while True:
-            sub = self._near(contacts, seed)
+            sub = self._near(ta, tb, seed)
             part = contacts.select(sub)
             space = self._sparse_space(q, part, None, None, space)
             dq = self._projection(space, part.depth)
@@ -421,10 +421,9 @@ class ContactHandler:
         seed[tb[deep & (tb >= 0)]] = True
         return seed
 
-    def _near(self, contacts: Contacts, seed) -> np.ndarray:
-        """(k,) bool: the contacts on a tree at most ``PROJECTION_HOPS`` contacts away from a seed tree ((R,) bool;
-        trees without dofs carry nothing along)."""
-        ta, tb = self._contact_trees(contacts)
+    def _near(self, ta, tb, seed) -> np.ndarray:
+        """(k,) bool: the contacts (their trees ta, tb: ``_contact_trees``) on a tree at most ``PROJECTION_HOPS``
+        contacts away from a seed tree ((R,) bool; trees without dofs carry nothing along)."""
         paired = tb >= 0
         tb0 = np.maximum(tb, 0)
         movable = self.trees.dof_start[1:] > self.trees.dof_start[:-1]
